@@ -1,0 +1,1 @@
+"""Shared plumbing of every service: configuration, logging, database access, lifecycle."""

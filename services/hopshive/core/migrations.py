@@ -1,0 +1,105 @@
+"""Versioned schema migrations for the `hops` and `metastore` schemas.
+
+A component's migrations are the files ``NNN_description.sql`` of one package directory,
+applied in order; the number applied last is kept in ``<schema>.SCHEMA_MIGRATIONS``.  SQL
+files may use ``{engine}`` (InnoDB here, ``ndbcluster`` on MySQL Cluster sites) and
+``{schema}``.  DDL is not transactional in MariaDB, so each file is written to be re-runnable
+(``IF NOT EXISTS``) and is recorded only once it has fully applied.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from .db import Database, Tx
+
+_FILE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+_CREATE = re.compile(r"CREATE TABLE IF NOT EXISTS\s+`?\{schema\}`?\.`?(\w+)`?", re.I)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    def statements(self, schema: str, engine: str) -> list[str]:
+        text = self.sql.replace("{schema}", schema).replace("{engine}", engine)
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+        return [part.strip() for part in re.split(r";\s*$", text, flags=re.M) if part.strip()]
+
+
+@dataclass(frozen=True)
+class Component:
+    """One schema and the package holding its migrations."""
+
+    name: str
+    schema: str
+    package: str
+
+    def migrations(self) -> list[Migration]:
+        found = []
+        for entry in resources.files(self.package).iterdir():
+            match = _FILE.match(entry.name)
+            if match:
+                found.append(Migration(int(match[1]), match[2], entry.read_text("utf-8")))
+        return sorted(found, key=lambda m: m.version)
+
+    def tables(self) -> set[str]:
+        return {name for m in self.migrations() for name in _CREATE.findall(m.sql)}
+
+    @property
+    def latest(self) -> int:
+        migrations = self.migrations()
+        return migrations[-1].version if migrations else 0
+
+
+def current_version(tx: Tx, component: Component) -> int | None:
+    """The last applied migration, or None when the schema was never initialised."""
+    exists = tx.query_one(
+        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s AND TABLE_NAME='SCHEMA_MIGRATIONS'",
+        (component.schema,))
+    if not exists:
+        return None
+    row = tx.query_one(f"SELECT MAX(version) FROM `{component.schema}`.SCHEMA_MIGRATIONS")
+    return row[0] if row and row[0] is not None else 0
+
+
+def upgrade(db: Database, component: Component, engine: str = "InnoDB") -> list[Migration]:
+    """Apply every migration newer than the schema's version; returns those applied."""
+    schema = component.schema
+    with db.transaction() as tx:
+        tx.execute(f"CREATE DATABASE IF NOT EXISTS `{schema}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        tx.execute(f"CREATE TABLE IF NOT EXISTS `{schema}`.SCHEMA_MIGRATIONS ("
+                   " version INT NOT NULL PRIMARY KEY, name VARCHAR(128) NOT NULL,"
+                   " applied_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=" + engine)
+        version = current_version(tx, component) or 0
+    applied = []
+    for migration in component.migrations():
+        if migration.version <= version:
+            continue
+        with db.transaction() as tx:
+            for statement in migration.statements(schema, engine):
+                tx.execute(statement)
+            tx.execute(f"INSERT INTO `{schema}`.SCHEMA_MIGRATIONS (version, name) VALUES (%s, %s)",
+                       (migration.version, migration.name))
+        applied.append(migration)
+    return applied
+
+
+def validate(db: Database, component: Component) -> list[str]:
+    """Problems that make the schema unusable by this release; empty when it is sound."""
+    problems = []
+    with db.transaction() as tx:
+        version = current_version(tx, component)
+        if version is None:
+            return [f"schema {component.schema} is not initialised (run: hopshive-schematool init)"]
+        if version != component.latest:
+            problems.append(f"schema {component.schema} is at version {version}, "
+                            f"this release needs {component.latest} (run: hopshive-schematool upgrade)")
+        present = {row[0] for row in tx.query(
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s", (component.schema,))}
+    problems += [f"table {component.schema}.{t} is missing" for t in sorted(component.tables() - present)]
+    return problems
