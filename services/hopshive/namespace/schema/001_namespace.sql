@@ -29,7 +29,9 @@ CREATE TABLE IF NOT EXISTS {schema}.hdfs_inodes (
   under_construction TINYINT NOT NULL DEFAULT 0,
   subtree_locked TINYINT DEFAULT NULL,
   PRIMARY KEY (partition_id, parent_id, name),
-  UNIQUE KEY inode_idx (id),
+  -- Not UNIQUE, as in HopsFS: the namenode guarantees uniqueness, and a metastore rename
+  -- briefly holds the old and the new row of one inode in one transaction.
+  KEY inode_idx (id),
   KEY children_idx (parent_id, name),
   KEY subtree_locked_idx (subtree_locked),
   KEY under_construction_idx (under_construction)
@@ -90,6 +92,18 @@ CREATE TABLE IF NOT EXISTS {schema}.hdfs_namenodes (
   started_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   heartbeat TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   KEY address_idx (address)
+) ENGINE={engine};
+
+-- Files being written (created or appended).  A lease names the namenode serving the
+-- writer; if that namenode dies, recovery removes a half-created file or rolls an
+-- append back, so no half-written data ever becomes visible.
+CREATE TABLE IF NOT EXISTS {schema}.hdfs_leases (
+  inode_id BIGINT NOT NULL PRIMARY KEY,
+  holder VARCHAR(255) NOT NULL,
+  namenode_id BIGINT NOT NULL,
+  kind ENUM('create', 'append') NOT NULL,
+  started_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  KEY namenode_idx (namenode_id)
 ) ENGINE={engine};
 
 INSERT IGNORE INTO {schema}.hdfs_variables (name, value) VALUES ('inode_id', 1), ('block_id', 1000), ('namenode_id', 0);

@@ -1,0 +1,153 @@
+"""File data: blocks as files on the local disk of the namenode that received them.
+
+A block is written to ``blk_<id>.tmp`` and renamed to ``blk_<id>`` when the writer
+finishes, before the database learns of it.  A block file with no database row is
+therefore either being written or left over from a crash; ``sweep_orphans`` removes those
+older than a grace period (the role of HDFS block reports).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import crc32c
+
+from .ids import IdAllocator
+
+BYTES_PER_CRC = 512
+READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Block:
+    block_id: int
+    num_bytes: int
+    location: str
+    generation_stamp: int = 0
+
+
+class BlockStore:
+    def __init__(self, data_dir: str, location: str):
+        self.root = Path(data_dir) / "current"
+        self.location = location
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def path(self, block_id: int) -> Path:
+        return self.root / f"subdir{(block_id >> 8) & 0xFF:02x}" / f"blk_{block_id}"
+
+    def writer(self, ids: IdAllocator, block_size: int, tail: Block | None = None) -> "BlockWriter":
+        return BlockWriter(self, ids, block_size, tail)
+
+    def read(self, blocks: list[Block], offset: int, length: int | None) -> Iterator[bytes]:
+        """The bytes [offset, offset+length) of the file made of ``blocks``."""
+        end = sum(b.num_bytes for b in blocks) if length is None else offset + length
+        start = 0
+        for block in blocks:
+            lo, hi = max(offset, start), min(end, start + block.num_bytes)
+            if lo < hi:
+                with open(self.path(block.block_id), "rb") as handle:
+                    handle.seek(lo - start)
+                    remaining = hi - lo
+                    while remaining:
+                        chunk = handle.read(min(READ_CHUNK, remaining))
+                        if not chunk:
+                            raise OSError(f"block {block.block_id} is shorter than recorded")
+                        remaining -= len(chunk)
+                        yield chunk
+            start += block.num_bytes
+            if start >= end:
+                return
+
+    def delete(self, block_ids: list[int]) -> None:
+        for block_id in block_ids:
+            for path in (self.path(block_id), self.path(block_id).with_suffix(".tmp")):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+
+    def block_ids_on_disk(self, older_than: float) -> Iterator[int]:
+        """Ids of block files (finished or not) last modified before ``older_than``."""
+        for subdir in self.root.iterdir():
+            for entry in os.scandir(subdir):
+                if entry.name.startswith("blk_") and entry.stat().st_mtime < older_than:
+                    yield int(entry.name[4:].split(".")[0])
+
+    def checksum(self, blocks: list[Block], block_size: int) -> tuple[str, bytes]:
+        """HDFS's MD5-of-MD5-of-CRC32C file checksum: (algorithm, bytes)."""
+        block_md5s = b""
+        for block in blocks:
+            crcs = bytearray()
+            with open(self.path(block.block_id), "rb") as handle:
+                while chunk := handle.read(BYTES_PER_CRC * 2048):
+                    for i in range(0, len(chunk), BYTES_PER_CRC):
+                        crcs += struct.pack(">I", crc32c.crc32c(chunk[i:i + BYTES_PER_CRC]))
+            block_md5s += hashlib.md5(crcs).digest()
+        crc_per_block = block_size // BYTES_PER_CRC if len(blocks) > 1 else 0
+        file_md5 = hashlib.md5(block_md5s).digest()
+        algorithm = f"MD5-of-{crc_per_block}MD5-of-{BYTES_PER_CRC}CRC32C"
+        return algorithm, struct.pack(">IQ", BYTES_PER_CRC, crc_per_block) + file_md5
+
+
+class BlockWriter:
+    """Streams a file's bytes into new block files.  On append, the file's partial last
+    block (``tail``) is copied into a new block first, so the old one stays intact until
+    the append commits."""
+
+    def __init__(self, store: BlockStore, ids: IdAllocator, block_size: int, tail: Block | None):
+        self.store, self.ids, self.block_size = store, ids, block_size
+        self.blocks: list[Block] = []
+        self._handle = None
+        self._current: int | None = None
+        self._written = 0
+        self._started = time.time()
+        if tail is not None and tail.num_bytes < block_size:
+            self._open()
+            with open(store.path(tail.block_id), "rb") as source:
+                shutil.copyfileobj(source, self._handle)
+            self._written = tail.num_bytes
+
+    def _open(self) -> None:
+        self._current = self.ids.next()
+        path = self.store.path(self._current)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(path.with_suffix(".tmp"), "wb")
+        self._written = 0
+
+    def _close_current(self) -> None:
+        self._handle.close()
+        path = self.store.path(self._current)
+        os.replace(path.with_suffix(".tmp"), path)
+        self.blocks.append(Block(self._current, self._written, self.store.location))
+        self._handle = self._current = None
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            if self._handle is None:
+                self._open()
+            room = self.block_size - self._written
+            self._handle.write(view[:room])
+            self._written += min(room, len(view))
+            view = view[room:]
+            if self._written == self.block_size:
+                self._close_current()
+
+    def finish(self) -> list[Block]:
+        if self._handle is not None:
+            self._close_current()
+        return self.blocks
+
+    def abort(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self.store.delete([self._current])
+        self.store.delete([b.block_id for b in self.blocks])
+        self.blocks = []

@@ -1,0 +1,85 @@
+"""Background duties of a namenode: heartbeat, recovery of dead namenodes' locks and
+writes, and removal of block files nothing refers to any more."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from ..core.db import Tx
+from .namespace import Namespace, release_lease
+
+log = logging.getLogger(__name__)
+ORPHAN_SWEEP_EVERY = 600.0
+
+
+def recover_dead(namespace: Namespace) -> dict[str, int]:
+    """Clear subtree locks and roll back unfinished writes of dead namenodes."""
+    liveness = namespace.liveness
+    dead = namespace.db.run(liveness.dead)
+    counts = {"namenodes": len(dead), "subtree_locks": 0, "leases": 0}
+    if not dead:
+        return counts
+    marks = ",".join(["%s"] * len(dead))
+    counts["subtree_locks"] = namespace.db.run(lambda tx: tx.execute(
+        f"UPDATE hops.hdfs_inodes SET subtree_locked=NULL, subtree_lock_owner=NULL"
+        f" WHERE subtree_locked=1 AND subtree_lock_owner IN ({marks})", dead))
+    leases = namespace.db.run(lambda tx: tx.query(
+        f"SELECT inode_id FROM hops.hdfs_leases WHERE namenode_id IN ({marks})", dead))
+    for (inode_id,) in leases:
+        namespace.db.run(lambda tx: release_lease(tx, namespace, inode_id, None))
+    counts["leases"] = len(leases)
+    namespace.db.run(lambda tx: tx.execute(f"DELETE FROM hops.hdfs_namenodes WHERE id IN ({marks})", dead))
+    log.info("recovered dead namenodes", extra=counts)
+    return counts
+
+
+def purge_invalidated(namespace: Namespace) -> int:
+    """Delete from disk the blocks of deleted files that this namenode stores."""
+    rows = namespace.db.run(lambda tx: tx.query(
+        "SELECT block_id FROM hops.hdfs_invalidated_blocks WHERE location=%s LIMIT 10000",
+        (namespace.blocks.location,)))
+    if rows:
+        namespace.purge_blocks([row[0] for row in rows])
+    return len(rows)
+
+
+def sweep_orphans(namespace: Namespace, grace: float) -> int:
+    """Remove block files older than ``grace`` seconds that no file refers to (left by a
+    crash between writing a block and recording it)."""
+    on_disk = list(namespace.blocks.block_ids_on_disk(time.time() - grace))
+    orphans = []
+    for start in range(0, len(on_disk), 1000):
+        chunk = on_disk[start:start + 1000]
+        marks = ",".join(["%s"] * len(chunk))
+
+        def known(tx: Tx) -> set[int]:
+            return {row[0] for row in tx.query(
+                f"SELECT block_id FROM hops.hdfs_block_infos WHERE block_id IN ({marks})", chunk)}
+        recorded = namespace.db.run(known)
+        orphans += [block_id for block_id in chunk if block_id not in recorded]
+    namespace.blocks.delete(orphans)
+    if orphans:
+        log.info("removed orphan block files", extra={"count": len(orphans)})
+    return len(orphans)
+
+
+class Maintenance(threading.Thread):
+    def __init__(self, namespace: Namespace, interval: float, orphan_grace: float):
+        super().__init__(name="namenode-maintenance", daemon=True)
+        self.namespace, self.interval, self.orphan_grace = namespace, interval, orphan_grace
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        last_sweep = 0.0
+        while not self.stopping.wait(self.interval):
+            try:
+                self.namespace.liveness.heartbeat()
+                recover_dead(self.namespace)
+                purge_invalidated(self.namespace)
+                if time.monotonic() - last_sweep > ORPHAN_SWEEP_EVERY:
+                    sweep_orphans(self.namespace, self.orphan_grace)
+                    last_sweep = time.monotonic()
+            except Exception:
+                log.exception("maintenance round failed; will retry")
