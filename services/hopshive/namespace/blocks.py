@@ -12,7 +12,6 @@ import hashlib
 import os
 import shutil
 import struct
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -107,8 +106,8 @@ class BlockWriter:
         self._handle = None
         self._current: int | None = None
         self._written = 0
-        self._started = time.time()
-        if tail is not None and tail.num_bytes < block_size:
+        self.replaces_tail = tail is not None and tail.num_bytes < block_size
+        if self.replaces_tail:
             self._open()
             with open(store.path(tail.block_id), "rb") as source:
                 shutil.copyfileobj(source, self._handle)

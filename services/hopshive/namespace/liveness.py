@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 class Liveness:
     def __init__(self, db: Database, address: str, dead_after: float, generation: float | None = None):
         self.db, self.address, self.dead_after = db, address, dead_after
-        self.generation = generation or time.time()
+        # Milliseconds, exactly as TIMESTAMP(3) stores them, so equal generations compare equal.
+        self.generation_ms = int((generation or time.time()) * 1000)
         self.namenode_id: int | None = None
         self._alive: set[int] = set()
         self._checked = 0.0
@@ -32,7 +33,7 @@ class Liveness:
             tx.execute("UPDATE hops.hdfs_variables SET value = LAST_INSERT_ID(value + 1) WHERE name='namenode_id'")
             ident = tx.query_one("SELECT LAST_INSERT_ID()")[0]
             tx.execute("INSERT INTO hops.hdfs_namenodes (id, address, started_at, heartbeat)"
-                       " VALUES (%s, %s, FROM_UNIXTIME(%s), NOW(3))", (ident, self.address, self.generation))
+                       " VALUES (%s, %s, FROM_UNIXTIME(%s / 1000), NOW(3))", (ident, self.address, self.generation_ms))
             return ident
         self.namenode_id = self.db.run(work)
         return self.namenode_id
@@ -47,8 +48,8 @@ class Liveness:
     def dead(self, tx: Tx) -> list[int]:
         """Namenodes whose heartbeat expired, or that an earlier start at our address left behind."""
         rows = tx.query("SELECT id FROM hops.hdfs_namenodes WHERE heartbeat < NOW(3) - INTERVAL %s SECOND"
-                        " OR (address=%s AND started_at < FROM_UNIXTIME(%s))",
-                        (self.dead_after, self.address, self.generation))
+                        " OR (address=%s AND started_at < FROM_UNIXTIME(%s / 1000))",
+                        (self.dead_after, self.address, self.generation_ms))
         return [row[0] for row in rows]
 
     def is_alive(self, namenode_id: int | None) -> bool:
@@ -60,8 +61,8 @@ class Liveness:
             if time.monotonic() - self._checked > 1.0:
                 rows = self.db.run(lambda tx: tx.query(
                     "SELECT id FROM hops.hdfs_namenodes WHERE heartbeat >= NOW(3) - INTERVAL %s SECOND"
-                    " AND NOT (address=%s AND started_at < FROM_UNIXTIME(%s))",
-                    (self.dead_after, self.address, self.generation)))
+                    " AND NOT (address=%s AND started_at < FROM_UNIXTIME(%s / 1000))",
+                    (self.dead_after, self.address, self.generation_ms)))
                 self._alive = {row[0] for row in rows}
                 self._checked = time.monotonic()
             return namenode_id in self._alive

@@ -63,6 +63,12 @@ class Namespace:
         self.liveness = liveness
         self.umask = int(str(config.get("umask", "022")), 8)
 
+    def format_root(self) -> None:
+        """Give the root to the first superuser and the supergroup (once, idempotent)."""
+        owner, group = self.users.user_id(self.config["superusers"][0]), self.users.group_id(self.config["supergroup"])
+        self.db.run(lambda tx: tx.execute(f"UPDATE {INODES} SET user_id=%s, group_id=%s WHERE parent_id=0 AND name=''"
+                                          " AND partition_id=0 AND user_id IS NULL", (owner, group)))
+
     # ---------------------------------------------------------------- helpers
     def caller(self, user: str) -> Caller:
         return self.users.caller(user)

@@ -1,0 +1,87 @@
+"""Process lifecycle shared by the services: a pre-forked pool of workers on one listening
+socket, restarted if they die, and stopped gracefully on SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+
+def listen(host: str, port: int, backlog: int = 1024) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(backlog)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) -> int:
+    """Fork ``count`` workers running ``worker(index)``; keep them running until a signal.
+
+    Returns the exit status for the master process.
+    """
+    children: dict[int, int] = {}
+    stopping = False
+
+    def spawn(index: int) -> None:
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                worker(index)
+                code = 0
+            except Exception:
+                log.exception("worker crashed", extra={"worker": index})
+                code = 1
+            logging.shutdown()
+            os._exit(code)
+        children[pid] = index
+
+    def stop(signum, frame) -> None:
+        nonlocal stopping
+        stopping = True
+        log.info("stopping", extra={"signal": signal.Signals(signum).name})
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    for index in range(count):
+        spawn(index)
+    deadline = None
+    while children:
+        if stopping and deadline is None:
+            deadline = time.monotonic() + grace
+        if deadline and time.monotonic() > deadline:
+            for pid in children:
+                os.kill(pid, signal.SIGKILL)
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.1)
+            continue
+        index = children.pop(pid)
+        if not stopping:
+            log.error("worker died; restarting", extra={"worker": index, "status": status})
+            time.sleep(0.5)
+            spawn(index)
+    return 0
+
+
+def exit_with(message: str, code: int = 2) -> None:
+    print(message, file=sys.stderr)
+    sys.exit(code)

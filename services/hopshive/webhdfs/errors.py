@@ -1,0 +1,46 @@
+"""The one place where domain errors become WebHDFS RemoteException responses."""
+
+from __future__ import annotations
+
+import json
+
+from aiohttp import hdrs, web
+
+from .. import exceptions as e
+
+# exception -> (HTTP status, Java class name Hadoop's client re-creates)
+REMOTE_EXCEPTIONS: dict[type, tuple[int, str]] = {
+    e.FileNotFound: (404, "java.io.FileNotFoundException"),
+    e.FileAlreadyExists: (403, "org.apache.hadoop.fs.FileAlreadyExistsException"),
+    e.ParentNotDirectory: (403, "org.apache.hadoop.fs.ParentNotDirectoryException"),
+    e.PathIsNotEmptyDirectory: (403, "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException"),
+    e.AccessDenied: (403, "org.apache.hadoop.security.AccessControlException"),
+    e.InvalidPath: (400, "org.apache.hadoop.fs.InvalidPathException"),
+    e.InvalidArgument: (400, "java.lang.IllegalArgumentException"),
+    e.SubtreeLocked: (403, "io.hops.exception.SubtreeLockedException"),
+    e.AlreadyBeingCreated: (403, "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"),
+    e.FileUnderConstruction: (403, "java.io.IOException"),
+    e.NamespaceError: (403, "java.io.IOException"),
+}
+INTERNAL = (500, "java.io.IOException")
+
+
+class BareResponse(web.Response):
+    """A response without Content-Type: the Jersey-less client shaded into Spark fails with
+    ClassNotFoundException when a JSON answer names its media type.  aiohttp always adds
+    one, so it is removed as the headers are written."""
+
+    async def _write_headers(self) -> None:
+        self._headers.pop(hdrs.CONTENT_TYPE, None)
+        await super()._write_headers()
+
+
+def json_response(payload: object, status: int = 200) -> web.Response:
+    return BareResponse(status=status, body=json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+
+
+def remote_exception(exc: BaseException) -> web.Response:
+    status, java_class = next((v for k, v in REMOTE_EXCEPTIONS.items() if isinstance(exc, k)), INTERNAL)
+    message = str(exc) if status != 500 else f"Internal error: {type(exc).__name__}; see the namenode log"
+    return json_response({"RemoteException": {"exception": java_class.rsplit(".", 1)[1],
+                                              "javaClassName": java_class, "message": message}}, status)

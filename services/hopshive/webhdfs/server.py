@@ -1,0 +1,127 @@
+"""hopshive-namenode: the namespace service, serving WebHDFS v1 over HTTP.
+
+Pre-forks ``namenode.workers`` processes on one socket.  Each worker is a namenode of its
+own (registered in hops.hdfs_namenodes, heartbeating, recovering dead peers); they share
+nothing but the database and the block directory.  Configuration: built-in defaults, then
+the YAML file given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY>.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from ..core.config import DATABASE_DEFAULTS, ConfigError, load_config
+from ..core.db import Database, DriverError
+from ..core.logs import setup_logging
+from ..core.migrations import validate
+from ..core.schematool import COMPONENTS
+from ..core.service import listen, run_workers
+from ..namespace.liveness import Liveness
+from ..namespace.maintenance import Maintenance, recover_dead
+from ..namespace.namespace import Namespace
+from .app import WebHdfs
+
+log = logging.getLogger("hopshive.namenode")
+
+DEFAULTS = {
+    "log_level": "info",
+    "database": dict(DATABASE_DEFAULTS, user="hops_namenode"),
+    "namenode": {
+        "bind": "127.0.0.1",
+        "port": 9870,
+        "advertised_address": "127.0.0.1:9870",
+        "workers": 2,
+        "data_dir": "/var/lib/hopshive/namenode",
+        "block_size": 134217728,
+        "replication": 1,
+        "superusers": ["hdfs"],
+        "supergroup": "supergroup",
+        "proxy_users": {},
+        "heartbeat_interval": 1.0,
+        "dead_after": 10.0,
+        "orphan_grace": 3600.0,
+        "trash_checkpoint_interval": 60,
+        "trash_interval": 1440,
+        "umask": "022",
+    },
+}
+
+
+def serve_worker(config: dict, sock, generation: float) -> None:
+    """One worker process: a namenode with its own pool, liveness row and HTTP loop."""
+    nn = config["namenode"]
+    db = Database(config["database"])
+    liveness = Liveness(db, nn["advertised_address"], nn["dead_after"], generation)
+    liveness.register()
+    namespace = Namespace(db, nn, nn["advertised_address"], liveness)
+    namespace.format_root()
+    recover_dead(namespace)
+    maintenance = Maintenance(namespace, nn["heartbeat_interval"], nn["orphan_grace"])
+    maintenance.start()
+    log.info("namenode worker started", extra={"namenode_id": liveness.namenode_id, "address": nn["advertised_address"]})
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=int(config["database"]["pool_size"])))
+        stop = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        runner = web.AppRunner(WebHdfs(namespace, nn).application(), access_log=None,
+                               handler_cancellation=True)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        await stop.wait()
+        await runner.cleanup()
+
+    try:
+        asyncio.run(run())
+    finally:
+        maintenance.stopping.set()
+        maintenance.join(5)
+        liveness.unregister()
+        db.close()
+        log.info("namenode worker stopped", extra={"namenode_id": liveness.namenode_id})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hopshive-namenode", description=__doc__.split("\n\n")[0],
+                                     epilog="Health: GET /health answers 200 when the database is reachable.")
+    parser.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
+    parser.add_argument("--check-config", action="store_true", help="print the effective configuration and exit")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(DEFAULTS, args.config)
+    except ConfigError as exc:
+        print(f"hopshive-namenode: {exc}", file=sys.stderr)
+        return 2
+    if args.check_config:
+        import yaml
+        redacted = dict(config, database=dict(config["database"], password="***"))
+        print(yaml.safe_dump(redacted, sort_keys=False))
+        return 0
+    setup_logging(config["log_level"])
+    try:
+        problems = validate(Database(config["database"]), COMPONENTS["hops"])
+    except DriverError as exc:
+        log.error("cannot reach the database", extra={"error": str(exc)})
+        return 1
+    if problems:
+        log.error("the hops schema is not usable", extra={"problems": problems})
+        return 1
+    nn = config["namenode"]
+    sock = listen(nn["bind"], int(nn["port"]))
+    log.info("listening", extra={"bind": nn["bind"], "port": nn["port"], "workers": nn["workers"]})
+    generation = time.time()
+    return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
