@@ -77,15 +77,14 @@ class Database:
 
     def __init__(self, config: dict):
         self.config = config
-        self._pool: queue.LifoQueue = queue.LifoQueue()
-        self._size = int(config.get("pool_size", 8))
-        self._created = 0
-        self._lock = threading.Lock()
+        # Read-only work runs on autocommit connections: no COMMIT round trip.
+        self._pools: dict[bool, queue.LifoQueue] = {False: queue.LifoQueue(), True: queue.LifoQueue()}
+        self._slots = threading.BoundedSemaphore(int(config.get("pool_size", 8)))
 
-    def connect(self) -> Any:
+    def connect(self, autocommit: bool = False) -> Any:
         cfg = self.config
         kwargs = dict(user=cfg["user"], passwd=cfg.get("password", ""), charset="utf8mb4",
-                      connect_timeout=int(cfg.get("connect_timeout", 5)), autocommit=False)
+                      connect_timeout=int(cfg.get("connect_timeout", 5)), autocommit=autocommit)
         if cfg.get("unix_socket"):
             kwargs["unix_socket"] = cfg["unix_socket"]
         else:
@@ -98,48 +97,48 @@ class Database:
         cursor.close()
         return connection
 
-    def _acquire(self) -> Any:
+    def _acquire(self, readonly: bool) -> Any:
+        self._slots.acquire()
         try:
-            return self._pool.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            grow = self._created < self._size
-            if grow:
-                self._created += 1
-        if grow:
             try:
-                return self.connect()
-            except Exception:
-                with self._lock:
-                    self._created -= 1
-                raise
-        return self._pool.get()
+                return self._pools[readonly].get_nowait()
+            except queue.Empty:
+                pass
+            try:  # keep at most pool_size connections open in all
+                self._pools[not readonly].get_nowait().close()
+            except queue.Empty:
+                pass
+            return self.connect(autocommit=readonly)
+        except BaseException:
+            self._slots.release()
+            raise
 
-    def _release(self, connection: Any, broken: bool) -> None:
+    def _release(self, connection: Any, broken: bool, readonly: bool) -> None:
         if broken:
             try:
                 connection.close()
             except Exception:
                 pass
-            with self._lock:
-                self._created -= 1
         else:
-            self._pool.put(connection)
+            self._pools[readonly].put(connection)
+        self._slots.release()
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
-        """Open a transaction; commit on success, roll back on any exception."""
-        connection = self._acquire()
+    def transaction(self, readonly: bool = False) -> Iterator[Tx]:
+        """Open a transaction; commit on success, roll back on any exception.  A
+        ``readonly`` one runs each statement on its own (autocommit): for reads that need
+        no snapshot across statements."""
+        connection = self._acquire(readonly)
         broken = False
         try:
             tx = Tx(connection)
             try:
                 yield tx
-                connection.commit()
+                if not readonly:
+                    connection.commit()
             except BaseException as exc:
                 broken = error_code(exc) in CONNECTION_LOST
-                if not broken:
+                if not broken and not readonly:
                     try:
                         connection.rollback()
                     except DriverError:
@@ -151,14 +150,14 @@ class Database:
             broken = broken or error_code(exc) in CONNECTION_LOST
             raise
         finally:
-            self._release(connection, broken)
+            self._release(connection, broken, readonly)
         tx._run_after_commit()
 
-    def run(self, work: Callable[[Tx], T], retries: int = 8) -> T:
+    def run(self, work: Callable[[Tx], T], retries: int = 8, readonly: bool = False) -> T:
         """Run ``work(tx)`` in its own transaction, retrying deadlocks and lost connections."""
         for attempt in range(retries + 1):
             try:
-                with self.transaction() as tx:
+                with self.transaction(readonly) as tx:
                     return work(tx)
             except DriverError as exc:
                 code = error_code(exc)
@@ -169,8 +168,9 @@ class Database:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        while True:
-            try:
-                self._pool.get_nowait().close()
-            except queue.Empty:
-                return
+        for pool in self._pools.values():
+            while True:
+                try:
+                    pool.get_nowait().close()
+                except queue.Empty:
+                    break

@@ -73,8 +73,8 @@ class Namespace:
     def caller(self, user: str) -> Caller:
         return self.users.caller(user)
 
-    def _run(self, tx: Tx | None, work: Callable[[Tx], object]):
-        return work(tx) if tx is not None else self.db.run(work)
+    def _run(self, tx: Tx | None, work: Callable[[Tx], object], readonly: bool = False):
+        return work(tx) if tx is not None else self.db.run(work, readonly=readonly)
 
     def _check_unlocked(self, resolved: Resolved, path: str) -> None:
         """Refuse to work inside a subtree another live namenode is deleting or moving."""
@@ -135,7 +135,7 @@ class Namespace:
             if inode.is_dir:
                 children = t.query_one(f"SELECT COUNT(*) FROM {INODES} WHERE parent_id=%s", (inode.id,))[0]
             return self._status(inode, "", children)
-        return self._run(tx, work)
+        return self._run(tx, work, readonly=True)
 
     def resolve(self, tx: Tx, path: str) -> Inode | None:
         """The inode at ``path`` (None when absent) inside the caller's transaction."""
@@ -157,7 +157,7 @@ class Namespace:
             children = [Inode(*row) for row in rows]
             counts = self._child_counts(t, [c.id for c in children if c.is_dir])
             return [self._status(c, c.name, counts.get(c.id, 0)) for c in children]
-        return self.db.run(work)
+        return self.db.run(work, readonly=True)
 
     def _child_counts(self, tx: Tx, ids: list[int]) -> dict[int, int]:
         counts: dict[int, int] = {}
@@ -195,7 +195,7 @@ class Namespace:
             length = sum(i.size for i in files)
             return ContentSummary(length, len(files), len(everything) - len(files),
                                   sum(i.size * max(i.replication, 1) for i in files))
-        return self.db.run(work)
+        return self.db.run(work, readonly=True)
 
     def file_blocks(self, caller: Caller, path: str, for_read: bool = True) -> tuple[Inode, list[Block]]:
         """A complete file and its blocks; refuses files still being written."""
@@ -212,7 +212,7 @@ class Namespace:
             if inode.under_construction:
                 raise FileUnderConstruction(f"{path} is being written and cannot be read until it is closed")
             return inode, self._blocks_of(t, inode.id)
-        return self.db.run(work)
+        return self.db.run(work, readonly=True)
 
     def _blocks_of(self, tx: Tx, inode_id: int) -> list[Block]:
         rows = tx.query("SELECT block_id, num_bytes, location, generation_stamp FROM hops.hdfs_block_infos"

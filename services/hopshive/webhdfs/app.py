@@ -133,8 +133,8 @@ class WebHdfs:
                     raise InvalidArgument("Required parameter \"op\" is missing")
                 raise InvalidArgument(f"Invalid value for webhdfs parameter \"op\": {op} is not a "
                                       f"valid {http.method} operation")
-            caller = await asyncio.get_running_loop().run_in_executor(
-                None, self._caller, params, http.remote)
+            # Identities are cached (groups re-read every few seconds): no thread hop needed.
+            caller = self._caller(params, http.remote)
             return await handler(Request(http, path, params, caller, self))
         except HopsHiveError as exc:
             return remote_exception(exc)
