@@ -71,7 +71,7 @@ def upgrade(db: Database, component: Component, engine: str = "InnoDB") -> list[
     """Apply every migration newer than the schema's version; returns those applied."""
     schema = component.schema
     with db.transaction() as tx:
-        tx.execute(f"CREATE DATABASE IF NOT EXISTS `{schema}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        tx.execute(f"CREATE DATABASE IF NOT EXISTS `{schema}` CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin")
         tx.execute(f"CREATE TABLE IF NOT EXISTS `{schema}`.SCHEMA_MIGRATIONS ("
                    " version INT NOT NULL PRIMARY KEY, name VARCHAR(128) NOT NULL,"
                    " applied_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=" + engine)

@@ -1,6 +1,7 @@
 -- The HopsFS namespace (thesis Listing 3.1), on InnoDB: unpartitioned, because MariaDB
 -- cannot point a foreign key at a partitioned table and metastore.SDS references this one.
--- Names are utf8mb4 with a binary collation: HDFS names are case-sensitive byte strings.
+-- Names are utf8mb4 with a binary NO PAD collation: HDFS names are case-sensitive byte
+-- strings, and "a" and "a " are two names (utf8mb4_bin pads trailing spaces).
 --
 -- partition_id rule: children of the root are spread by a hash of their name; every
 -- other inode has partition_id = parent_id, so a directory's children share a shard
@@ -8,7 +9,7 @@
 CREATE TABLE IF NOT EXISTS {schema}.hdfs_inodes (
   partition_id BIGINT NOT NULL,
   parent_id BIGINT NOT NULL DEFAULT 0,
-  name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL DEFAULT '',
   id BIGINT NOT NULL,
   user_id INT DEFAULT NULL,
   group_id INT DEFAULT NULL,
@@ -35,19 +36,19 @@ CREATE TABLE IF NOT EXISTS {schema}.hdfs_inodes (
   KEY children_idx (parent_id, name),
   KEY subtree_locked_idx (subtree_locked),
   KEY under_construction_idx (under_construction)
-) ENGINE={engine} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE={engine} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 
 CREATE TABLE IF NOT EXISTS {schema}.hdfs_users (
   id INT NOT NULL AUTO_INCREMENT PRIMARY KEY,
   name VARCHAR(100) NOT NULL,
   UNIQUE KEY name_idx (name)
-) ENGINE={engine} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE={engine} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 
 CREATE TABLE IF NOT EXISTS {schema}.hdfs_groups (
   id INT NOT NULL AUTO_INCREMENT PRIMARY KEY,
   name VARCHAR(100) NOT NULL,
   UNIQUE KEY name_idx (name)
-) ENGINE={engine} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE={engine} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 
 CREATE TABLE IF NOT EXISTS {schema}.hdfs_users_groups (
   user_id INT NOT NULL,
