@@ -19,6 +19,7 @@ descriptors between inserting the new row and deleting the old one.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from typing import Callable, Iterator
@@ -54,14 +55,20 @@ class Namespace:
     def __init__(self, db: Database, config: dict, location: str, liveness: Liveness):
         self.db = db
         self.config = config
-        self.users = UserDirectory(db, config["superusers"], config["supergroup"])
+        # Ids, users and groups are read or reserved in short transactions of their own while
+        # an operation's transaction holds row locks.  From the shared pool, that connection
+        # could be the one the lock waiters keep busy (a stall until the lock-wait timeout),
+        # so they get a small pool of their own.
+        side = Database(dict(db.config, pool_size=2))
+        self.users = UserDirectory(side, config["superusers"], config["supergroup"])
         self.permissions = PermissionChecker(self.users)
         self.resolver = Resolver()
-        self.inode_ids = IdAllocator(db, "inode_id")
-        self.block_ids = IdAllocator(db, "block_id")
+        self.inode_ids = IdAllocator(side, "inode_id")
+        self.block_ids = IdAllocator(side, "block_id")
         self.blocks = BlockStore(config["data_dir"], location)
         self.liveness = liveness
         self.umask = int(str(config.get("umask", "022")), 8)
+        self._subtrees = threading.local()
 
     def format_root(self) -> None:
         """Give the root to the first superuser and the supergroup (once, idempotent)."""
@@ -77,15 +84,20 @@ class Namespace:
         return work(tx) if tx is not None else self.db.run(work, readonly=readonly)
 
     def _check_unlocked(self, resolved: Resolved, path: str) -> None:
-        """Refuse to work inside a subtree another live namenode is deleting or moving."""
+        """Refuse to work inside a subtree another operation (of a live namenode, this one
+        included) is deleting or moving; the operation holding the lock passes."""
+        own = getattr(self._subtrees, "ids", ())
         for inode in resolved.inodes[1:]:
             owner = inode.subtree_lock_owner
-            if inode.subtree_locked and owner != self.liveness.namenode_id and self.liveness.is_alive(owner):
+            if inode.subtree_locked and inode.id not in own and self.liveness.is_alive(owner):
                 raise SubtreeLocked(f"{path}: a directory on this path is being deleted or moved "
                                     f"by another operation; retry later")
 
-    def _resolve_for_update(self, tx: Tx, components: list[str], path: str) -> Resolved:
-        resolved = self.resolver.resolve(tx, components, exclusive=2, lock=True)
+    def _resolve_for_update(self, tx: Tx, components: list[str], path: str, exclusive: int = 2) -> Resolved:
+        # A plain read first: a running subtree operation holds row locks on what it works on,
+        # so the locking read alone would queue behind it instead of seeing its lock.
+        self._check_unlocked(self.resolver.resolve(tx, components), path)
+        resolved = self.resolver.resolve(tx, components, exclusive=exclusive, lock=True)
         self._check_unlocked(resolved, path)
         return resolved
 
@@ -129,7 +141,7 @@ class Namespace:
 
         def work(t: Tx) -> FileStatus:
             resolved = self.resolver.resolve(t, components)
-            self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             children = 0
             if inode.is_dir:
@@ -147,7 +159,7 @@ class Namespace:
 
         def work(t: Tx) -> list[FileStatus]:
             resolved = self.resolver.resolve(t, components)
-            self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             if not inode.is_dir:
                 return [self._status(inode, "")]
@@ -188,7 +200,7 @@ class Namespace:
 
         def work(t: Tx) -> ContentSummary:
             resolved = self.resolver.resolve(t, components)
-            self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             everything = [inode] + (self._descendants(t, inode) if inode.is_dir else [])
             files = [i for i in everything if not i.is_dir]
@@ -203,7 +215,7 @@ class Namespace:
 
         def work(t: Tx) -> tuple[Inode, list[Block]]:
             resolved = self.resolver.resolve(t, components)
-            self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             if inode.is_dir:
                 raise FileNotFound(f"Path is not a file: {path}")
@@ -247,7 +259,7 @@ class Namespace:
         depth = len(resolved.inodes) - 1
         if not parent.is_dir:
             raise ParentNotDirectory(f"Parent path is not a directory: {join(resolved.components[:depth])}")
-        self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+        self.permissions.check_traverse(caller, resolved.ancestors, path)
         if depth >= upto:
             return parent
         self.permissions.check(caller, parent, WRITE | EXECUTE, path)
@@ -277,7 +289,7 @@ class Namespace:
 
     def _delete(self, tx: Tx, caller: Caller, components: list[str], recursive: bool, path: str) -> bool:
         resolved = self._resolve_for_update(tx, components, path)
-        self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+        self.permissions.check_traverse(caller, resolved.ancestors, path)
         if not resolved.exists:
             return False
         target, parent = resolved.last, resolved.parent
@@ -340,7 +352,7 @@ class Namespace:
         resolved = {tuple(first): self._resolve_for_update(tx, first, join(first)),
                     tuple(second): self._resolve_for_update(tx, second, join(second))}
         rs, rd = resolved[tuple(source)], resolved[tuple(target)]
-        self.permissions.check_traverse(caller, rs.inodes[:-1], src)
+        self.permissions.check_traverse(caller, rs.ancestors, src)
         if not rs.exists:
             return False
         if rd.exists and rd.last.is_dir and source != target:
@@ -352,7 +364,7 @@ class Namespace:
             return not rs.last.is_dir
         if rd.exists or rd.parent is None or not rd.parent.is_dir:
             return False
-        self.permissions.check_traverse(caller, rd.inodes[:-1], join(target))
+        self.permissions.check_traverse(caller, rd.ancestors, join(target))
         self.permissions.check(caller, rs.parent, WRITE | EXECUTE, src)
         self.permissions.check_sticky(caller, rs.parent, rs.last, src)
         self.permissions.check(caller, rd.parent, WRITE | EXECUTE, join(target))
@@ -377,7 +389,7 @@ class Namespace:
 
     def _to_trash(self, tx: Tx, caller: Caller, components: list[str], path: str) -> bool:
         resolved = self._resolve_for_update(tx, components, path)
-        self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+        self.permissions.check_traverse(caller, resolved.ancestors, path)
         if not resolved.exists:
             return False
         current = ["user", caller.name, ".Trash", "Current"]
@@ -390,9 +402,9 @@ class Namespace:
         system = Caller(caller.name, caller.groups, True)
         trash_parent = self._make_parents(tx, system, self.resolver.resolve(tx, target[:-1], lock=True),
                                           len(target) - 1, 0o700, join(target))
-        name = target[-1]
-        if tx.query_one(f"SELECT 1 FROM {INODES} WHERE parent_id=%s AND name=%s", (trash_parent.id, name)):
-            name = f"{name}{now_ms()}"
+        name, suffix = target[-1], now_ms()
+        while tx.query_one(f"SELECT 1 FROM {INODES} WHERE parent_id=%s AND name=%s", (trash_parent.id, name)):
+            name, suffix = f"{target[-1]}{suffix}", suffix + 1  # unique even within one millisecond
         self._move(tx, resolved.last, trash_parent, name, None)
         self._touch(tx, resolved.parent, now_ms())
         tx.after_commit(lambda: self.resolver.forget(components))
@@ -402,7 +414,12 @@ class Namespace:
         """Checkpoint the caller's trash and delete checkpoints older than ``keep_minutes``."""
         trash = f"/user/{caller.name}/.Trash"
         removed = []
-        if self.rename(caller, f"{trash}/Current", f"{trash}/{time.strftime('%y%m%d%H%M%S')}"):
+        checkpoint = base = f"{trash}/{time.strftime('%y%m%d%H%M%S')}"
+        attempt = 0
+        while self.db.run(lambda t: self.resolve(t, checkpoint)) is not None:  # as Hadoop: <base>-<n>
+            attempt += 1
+            checkpoint = f"{base}-{attempt}"
+        if self.rename(caller, f"{trash}/Current", checkpoint):
             removed.append("Current checkpointed")
         try:
             entries = self.list_status(caller, trash)
@@ -420,9 +437,12 @@ class Namespace:
         if tx is not None:
             return work(tx)
         locked = self.db.run(lambda t: self._lock_subtree(t, components))
+        own = self._subtrees.__dict__.setdefault("ids", set())  # this thread's operation passes its lock
+        own.add(locked)
         try:
             return self.db.run(work)
         finally:
+            own.discard(locked)
             if locked is not None:
                 self.db.run(lambda t: t.execute(
                     f"UPDATE {INODES} SET subtree_locked=NULL, subtree_lock_owner=NULL"
@@ -431,14 +451,13 @@ class Namespace:
     def _lock_subtree(self, tx: Tx, components: list[str]) -> int | None:
         """Mark a non-empty directory as the root of a running subtree operation."""
         path = join(components)
-        resolved = self.resolver.resolve(tx, components, exclusive=1, lock=True)
-        self._check_unlocked(resolved, path)
+        resolved = self._resolve_for_update(tx, components, path, exclusive=1)
         target = resolved.last
         if target is None or not target.is_dir or not tx.query_one(
                 f"SELECT 1 FROM {INODES} WHERE parent_id=%s LIMIT 1", (target.id,)):
             return None
         for inode_id, owner in tx.query(f"SELECT id, subtree_lock_owner FROM {INODES} WHERE subtree_locked=1"):
-            if owner != self.liveness.namenode_id and self.liveness.is_alive(owner) \
+            if self.liveness.is_alive(owner) \
                     and self._is_below(tx, inode_id, target.id):
                 raise SubtreeLocked(f"{path}: a directory below it is being deleted or moved; retry later")
         tx.execute(f"UPDATE {INODES} SET subtree_locked=1, subtree_lock_owner=%s WHERE {KEY_WHERE}",
@@ -457,9 +476,8 @@ class Namespace:
         components = split_path(path)
 
         def work(t: Tx) -> None:
-            resolved = self.resolver.resolve(t, components, exclusive=1, lock=True)
-            self._check_unlocked(resolved, path)
-            self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+            resolved = self._resolve_for_update(t, components, path, exclusive=1)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             check(inode)
             columns = ", ".join(f"{column}=%s" for column in assignments)
@@ -518,7 +536,7 @@ class Namespace:
                     raise AlreadyBeingCreated(f"{path} is already being written by {existing.client_name}")
                 if not overwrite:
                     raise FileAlreadyExists(f"{path} for client {client[1]} already exists")
-                self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+                self.permissions.check_traverse(caller, resolved.ancestors, path)
                 self.permissions.check(caller, resolved.parent, WRITE | EXECUTE, path)
                 self._remove(t, [existing])
                 resolved = Resolved(components, resolved.inodes[:-1])
@@ -539,9 +557,8 @@ class Namespace:
         components = split_path(path)
 
         def work(t: Tx) -> tuple[Inode, list[Block]]:
-            resolved = self.resolver.resolve(t, components, exclusive=1, lock=True)
-            self._check_unlocked(resolved, path)
-            self.permissions.check_traverse(caller, resolved.inodes[:-1], path)
+            resolved = self._resolve_for_update(t, components, path, exclusive=1)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             if inode.is_dir:
                 raise FileNotFound(f"Failed to append to non-existent file {path}: it is a directory")

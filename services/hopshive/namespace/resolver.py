@@ -38,6 +38,13 @@ class Resolved:
         return self.inodes[-1] if self.exists else None
 
     @property
+    def ancestors(self) -> list[Inode]:
+        """The existing inodes above the last component: those a caller must traverse
+        (all of them when the path is missing, so a missing name in an unreadable
+        directory is refused, not reported missing)."""
+        return self.inodes[:len(self.components)]
+
+    @property
     def parent(self) -> Inode | None:
         return self.inodes[len(self.components) - 1] if len(self.inodes) >= len(self.components) else None
 

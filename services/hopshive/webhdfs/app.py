@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote_to_bytes, urlencode
 
 from aiohttp import web
 
-from ..exceptions import AccessDenied, HopsHiveError, InvalidArgument
+from ..exceptions import AccessDenied, HopsHiveError, InvalidArgument, NamespaceError
 from ..namespace.namespace import Namespace
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
@@ -213,14 +213,13 @@ class WebHdfs:
             "defaultStoragePolicyId": 7}})
 
     async def open(self, req: Request) -> web.StreamResponse:
-        if not req.params.boolean("data", False):
-            await req.run(self.ns.file_blocks, req.caller, req.path)
-            return self._redirect(req)
         offset = req.params.integer("offset", 0, minimum=0)
         length = req.params.integer("length", None, minimum=0)
         inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
-        if offset > inode.size:
-            raise InvalidArgument(f"Offset={offset} out of the range [0, {inode.size}); OPEN, path={req.path}")
+        if offset > inode.size or offset == inode.size > 0:  # as Hadoop's namenode: 403 IOException
+            raise NamespaceError(f"Offset={offset} out of the range [0, {inode.size}); OPEN, path={req.path}")
+        if not req.params.boolean("data", False):
+            return self._redirect(req)
         count = inode.size - offset if length is None else min(length, inode.size - offset)
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})

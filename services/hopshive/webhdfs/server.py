@@ -44,13 +44,18 @@ DEFAULTS = {
         "replication": 1,
         "superusers": ["hdfs"],
         "supergroup": "supergroup",
-        "proxy_users": {},
+        # user -> {users, hosts, groups}; None (not {}) so that a file or variable supplies the
+        # whole mapping: load_config only accepts known keys inside a dict default.
+        "proxy_users": None,
         "heartbeat_interval": 1.0,
         "dead_after": 10.0,
         "orphan_grace": 3600.0,
         "trash_checkpoint_interval": 60,
         "trash_interval": 1440,
         "umask": "022",
+        # On SIGTERM, requests still running after this many seconds are cancelled (their
+        # writes rolled back); keep it below the 30 s after which the master kills workers.
+        "shutdown_timeout": 20.0,
     },
 }
 
@@ -75,7 +80,7 @@ def serve_worker(config: dict, sock, generation: float) -> None:
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
         runner = web.AppRunner(WebHdfs(namespace, nn).application(), access_log=None,
-                               handler_cancellation=True)
+                               handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]))
         await runner.setup()
         await web.SockSite(runner, sock).start()
         await stop.wait()

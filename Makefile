@@ -1,0 +1,36 @@
+# HopsHive on Python: deploy, test and lint entry points.  `make` lists the targets.
+# Everything here is a thin wrapper around scripts/, which also work on their own.
+
+SHELL := /bin/bash
+ROLE ?= mysql_cluster
+ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help deploy test test-e2e lint docs base-image molecule clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+deploy: ## Deploy and start the stack on this host (ARGS="-i inventories/multinode --check" ...)
+	./scripts/deploy $(ARGS)
+
+test: ## Deploy (idempotent), then run every test: pytest tests harness (ARGS go to pytest)
+	./scripts/test $(ARGS)
+
+test-e2e: ## Deploy, then run only the end-to-end harness against the deployment
+	./scripts/test -m e2e $(ARGS)
+
+lint: ## yamllint + ansible-lint + role README tables (tools pinned in requirements-lint.txt)
+	./scripts/lint
+
+docs: ## Regenerate the variable tables of roles/*/README.md from defaults/main.yml
+	./scripts/lint docs
+
+base-image: ## Build the Debian 12 base image molecule uses (hopshive/debian12-base:latest)
+	./scripts/build-base-image
+
+molecule: ## Run a role's molecule scenario in docker (ROLE=mysql_cluster|install|configure|namenode)
+	./scripts/molecule $(ROLE) $(or $(ARGS),test)
+
+clean: ## Remove the tool virtualenvs and build output (deployed services are left alone)
+	rm -rf .venv-deploy .venv-test .venv-lint .state build

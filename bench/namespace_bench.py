@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Namespace service benchmark: Spark Parquet I/O over webhdfs:// against file://, and
+metadata throughput (GETFILESTATUS, MKDIRS, small-file CREATE) with 1 and N clients.
+
+    /tmp/devvenv/bin/python bench/namespace_bench.py --url http://127.0.0.1:9870 \\
+        --size-mb 200 --duration 10
+
+Python clients run in separate processes over keep-alive connections (http.client); they
+share the CPUs with the server and the database, so GETFILESTATUS is also measured with
+`wrk` (apt-get install wrk) for a figure free of client overhead.  Everything is done
+below a unique /tmp/bench-<id> directory, removed at the end.  Prints one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import http.client
+import json
+import multiprocessing as mp
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from urllib.parse import quote, urlsplit
+
+GOALS = {"ratio": 1.3, "GETFILESTATUS": 3000, "CREATE": 500}
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# --------------------------------------------------------------- CPU meter
+class Meter:
+    """CPU seconds used by server processes (each with its children) and by the whole host
+    between start() and stop().  CPU per operation is robust to a busy host; throughput is not."""
+
+    def __init__(self, spec: str):
+        self.groups: dict[str, int] = {}
+        for item in filter(None, (x.strip() for x in spec.split(","))):
+            label, _, pid = item.rpartition("=")
+            self.groups[label or self._comm(int(pid))] = int(pid)
+
+    @staticmethod
+    def _comm(pid: int) -> str:
+        try:
+            with open(f"/proc/{pid}/comm") as handle:
+                return handle.read().strip()
+        except OSError:
+            return str(pid)
+
+    @staticmethod
+    def _family(pid: int) -> list[int]:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                return [pid] + [int(c) for c in handle.read().split()]
+        except OSError:
+            return [pid]
+
+    @staticmethod
+    def _ticks(pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        except OSError:
+            return 0
+
+    @staticmethod
+    def _host() -> tuple[int, int]:
+        with open("/proc/stat") as handle:
+            values = [int(v) for v in handle.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # total, idle + iowait
+
+    def start(self) -> None:
+        self._before = {label: {p: self._ticks(p) for p in self._family(pid)} for label, pid in self.groups.items()}
+        self._host_before = self._host()
+
+    def stop(self) -> dict:
+        cpu = {label: sum(self._ticks(p) - t for p, t in before.items()) / TICK
+               for label, before in self._before.items()}
+        total, idle = (a - b for a, b in zip(self._host(), self._host_before))
+        return {"cpu": cpu, "host_busy": 1 - idle / total if total else float("nan")}
+
+
+# ------------------------------------------------------------------ WebHDFS
+class Conn:
+    """One keep-alive HTTP connection speaking just enough WebHDFS."""
+
+    def __init__(self, url: str, user: str):
+        parts = urlsplit(url)
+        self.host, self.port, self.user = parts.hostname, parts.port or 80, user
+        self.http = http.client.HTTPConnection(self.host, self.port, timeout=60)
+
+    def call(self, method: str, path: str, op: str, body: bytes | None = None, **params) -> tuple[int, dict, bytes]:
+        query = "&".join(f"{k}={quote(str(v))}" for k, v in {"op": op, "user.name": self.user, **params}.items())
+        return self.raw(method, f"/webhdfs/v1{quote(path)}?{query}", body)
+
+    def raw(self, method: str, target: str, body: bytes | None = None) -> tuple[int, dict, bytes]:
+        headers = {"Content-Type": "application/octet-stream"} if body is not None else {}
+        self.http.request(method, target, body=body, headers=headers)
+        response = self.http.getresponse()
+        data = response.read()
+        return response.status, dict(response.getheaders()), data
+
+    def create(self, path: str, data: bytes) -> None:
+        status, headers, _ = self.call("PUT", path, "CREATE", overwrite="true")
+        assert status == 307, (status, path)
+        location = urlsplit(headers["Location"])
+        if (location.hostname, location.port or 80) != (self.host, self.port):
+            raise RuntimeError(f"data node {location.netloc} differs from {self.host}:{self.port}")
+        status, _, body = self.raw("PUT", f"{location.path}?{location.query}", data)
+        assert status == 201, (status, body[:200])
+
+    def check(self, method: str, path: str, op: str, **params) -> dict:
+        status, _, body = self.call(method, path, op, **params)
+        if status != 200:
+            raise RuntimeError(f"{op} {path}: HTTP {status}: {body[:300]!r}")
+        return json.loads(body) if body else {}
+
+
+def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: float, duration: float,
+            queue) -> None:
+    conn = Conn(url, user)
+    payload = os.urandom(1024)
+    own = f"{base}/{kind.lower()}-{index}"
+    if kind != "GETFILESTATUS":
+        conn.check("PUT", own, "MKDIRS")
+    target = f"{base}/stat/a/b/c/file"
+    latencies, count = [], 0
+    time.sleep(max(0.0, start_at - time.time()))
+    end = time.perf_counter() + duration
+    while True:
+        t0 = time.perf_counter()
+        if t0 >= end:
+            break
+        if kind == "GETFILESTATUS":
+            status, _, _ = conn.call("GET", target, "GETFILESTATUS")
+            assert status == 200, status
+        elif kind == "MKDIRS":
+            status, _, _ = conn.call("PUT", f"{own}/d{count}", "MKDIRS")
+            assert status == 200, status
+        else:
+            conn.create(f"{own}/f{count}", payload)
+        latencies.append(time.perf_counter() - t0)
+        count += 1
+    queue.put((count, latencies))
+
+
+def throughput(kind: str, url: str, user: str, base: str, clients: int, duration: float, meter: Meter) -> dict:
+    context = mp.get_context("spawn")
+    queue = context.Queue()
+    start_at = time.time() + 1.5  # let every process start and connect
+    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, queue))
+             for i in range(clients)]
+    for proc in procs:
+        proc.start()
+    time.sleep(max(0.0, start_at - time.time()))
+    meter.start()
+    time.sleep(duration)
+    cpu = meter.stop()
+    results = [queue.get(timeout=duration + 120) for _ in procs]
+    for proc in procs:
+        proc.join()
+    latencies = sorted(x for _, lat in results for x in lat)
+    total = sum(count for count, _ in results)
+    return {"ops": total, "rate": total / duration, **cpu,
+            "p50": latencies[len(latencies) // 2] * 1000 if latencies else float("nan"),
+            "p99": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else float("nan")}
+
+
+def wrk(url: str, user: str, path: str, connections: int, duration: float, meter: Meter) -> dict | None:
+    if not shutil.which("wrk"):
+        return None
+    target = f"{url}/webhdfs/v1{quote(path)}?op=GETFILESTATUS&user.name={user}"
+    threads = min(connections, 2)
+    meter.start()
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{int(duration)}s", "--latency", target],
+                         capture_output=True, text=True, timeout=duration + 60).stdout
+    cpu = meter.stop()
+    count = re.search(r"(\d+) requests in", out)
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+    return {"rate": float(rate.group(1)) if rate else float("nan"), "ops": int(count.group(1)) if count else 0, **cpu,
+            "p50": float(p50.group(1)) * scale[p50.group(2)] if p50 else float("nan"),
+            "p99": float(p99.group(1)) * scale[p99.group(2)] if p99 else float("nan"),
+            "errors": int(non2xx.group(1)) if non2xx else 0}
+
+
+# -------------------------------------------------------------------- Spark
+def spark_io(url: str, user: str, base: str, size_mb: int, repeat: int) -> dict:
+    os.environ["HADOOP_USER_NAME"] = user
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("namespace-bench")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.catalogImplementation", "in-memory").config("spark.driver.memory", "2g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    local_root = tempfile.mkdtemp(prefix="namespace-bench-")
+    authority = urlsplit(url).netloc
+    targets = {"file": f"file://{local_root}", "webhdfs": f"webhdfs://{authority}{base}/spark"}
+
+    def frame(rows: int):
+        # random-looking (barely compressible) columns, deterministic for a given id
+        return spark.range(0, rows, numPartitions=4).selectExpr(
+            "id", "xxhash64(id) AS h1", "xxhash64(id, 1) AS h2", "CAST(hash(id) AS DOUBLE) / 7 AS x",
+            "sha2(CAST(id AS STRING), 256) AS s")
+
+    def local_size(path: str) -> int:
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs
+                   if f.endswith(".parquet"))
+
+    # calibrate rows per MB on a sample written locally (also warms the JVM up)
+    sample_rows = 400_000
+    frame(sample_rows).write.mode("overwrite").parquet(f"{targets['file']}/calibrate")
+    per_row = local_size(f"{local_root}/calibrate") / sample_rows
+    rows = int(size_mb * 1e6 / per_row)
+    conn = Conn(url, user)
+    times: dict[str, dict[str, list[float]]] = {k: {"write": [], "read": []} for k in targets}
+    for attempt in range(repeat):
+        order = list(targets.items()) if attempt % 2 == 0 else list(targets.items())[::-1]
+        for scheme, root in order:
+            path = f"{root}/data"
+            t0 = time.perf_counter()
+            frame(rows).write.mode("overwrite").parquet(path)
+            times[scheme]["write"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            spark.read.parquet(path).write.format("noop").mode("overwrite").save()
+            times[scheme]["read"].append(time.perf_counter() - t0)
+    actual = {"file": local_size(f"{local_root}/data"),
+              "webhdfs": conn.check("GET", f"{base}/spark/data", "GETCONTENTSUMMARY")["ContentSummary"]["length"]}
+    files = len([f for f in os.listdir(f"{local_root}/data") if f.endswith(".parquet")])
+    spark.stop()
+    shutil.rmtree(local_root, ignore_errors=True)
+    return {"rows": rows, "bytes": actual, "files": files,
+            "times": {k: {op: min(v) for op, v in ops.items()} for k, ops in times.items()},
+            "all": times}
+
+
+# -------------------------------------------------------------------- table
+def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    line = "+-" + "-+-".join("-" * w for w in widths) + "-+"
+    print(f"\n{title}\n{line}")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print(line)
+    for row in rows:
+        print("| " + " | ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                                  for i, (c, w) in enumerate(zip(row, widths))) + " |")
+    print(line)
+
+
+def _runs(times: dict) -> str:
+    return ", ".join(f"{scheme} {op} " + "/".join(f"{t:.1f}" for t in runs)
+                     for scheme, ops in times.items() for op, runs in ops.items())
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def cpu_cells(r: dict) -> list[str]:
+    per_op = " / ".join(f"{label} {seconds / r['ops'] * 1e6:,.0f}" for label, seconds in r["cpu"].items()) \
+        if r.get("ops") and r["cpu"] else "-"
+    return [per_op, f"{r['host_busy'] * 100:.0f}%"]
+
+
+def metadata(args, url: str, base: str, meter: Meter) -> None:
+    counts = [int(c) for c in args.clients.split(",")]
+    header = ["operation", "clients", "ops/s", "p50 ms", "p99 ms", "CPU us/op (--pids)", "host busy", "goal", ""]
+    rows = []
+    for kind in ("GETFILESTATUS", "MKDIRS", "CREATE"):
+        goal = GOALS.get(kind)
+        for clients in counts:
+            r = throughput(kind, url, args.user, base, clients, args.duration, meter)
+            rows.append([f"{kind} (python, keep-alive)", clients, f"{r['rate']:,.0f}", f"{r['p50']:.2f}",
+                         f"{r['p99']:.2f}", *cpu_cells(r), f">= {goal:,}" if goal else "-",
+                         verdict(r["rate"] >= goal) if goal else "-"])
+            print(f"  {kind} x{clients}: {r['rate']:,.0f}/s", flush=True)
+        if kind != "GETFILESTATUS":
+            continue
+        for clients in counts:
+            w = wrk(url, args.user, f"{base}/stat/a/b/c/file", clients, args.duration, meter)
+            if w is None:
+                rows.append(["GETFILESTATUS (wrk)", clients, "wrk not installed"] + [""] * 6)
+                continue
+            errors = f", {w['errors']} non-2xx" if w["errors"] else ""
+            rows.append([f"GETFILESTATUS (wrk{errors})", clients, f"{w['rate']:,.0f}", f"{w['p50']:.2f}",
+                         f"{w['p99']:.2f}", *cpu_cells(w), f">= {goal:,}", verdict(w["rate"] >= goal)])
+            print(f"  GETFILESTATUS wrk c{clients}: {w['rate']:,.0f}/s", flush=True)
+    print_table(f"Metadata throughput ({args.duration:g} s each; CPU per operation of each --pids process "
+                "and its children; host busy = share of all CPUs in use, by anyone)",
+                header, rows)
+
+
+def spark_table(args, url: str, base: str) -> None:
+    s = spark_io(url, args.user, base, args.size_mb, args.repeat)
+    t = s["times"]
+    rows = []
+    for op in ("write", "read"):
+        ratio = t["webhdfs"][op] / t["file"][op]
+        rows.append([f"Parquet {op}", f"{t['file'][op]:.1f}", f"{t['webhdfs'][op]:.1f}", f"{ratio:.2f}x",
+                     f"<= {GOALS['ratio']}x", verdict(ratio <= GOALS["ratio"])])
+    print_table(f"Spark local[2]: {s['rows']:,} rows in {s['files']} files; parquet on disk: file:// "
+                f"{s['bytes']['file'] / 1e6:.0f} MB, webhdfs {s['bytes']['webhdfs'] / 1e6:.0f} MB; best of "
+                f"{args.repeat} (runs: {_runs(s['all'])})",
+                ["operation", "file:// s", "webhdfs s", "ratio", "goal", ""], rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default=os.environ.get("HOPSHIVE_WEBHDFS_URL", "http://127.0.0.1:9870"))
+    parser.add_argument("--user", default=os.environ.get("HOPSHIVE_E2E_USER") or getpass.getuser())
+    parser.add_argument("--size-mb", type=int, default=200, help="Parquet data size for the Spark part")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per throughput measurement")
+    parser.add_argument("--clients", default="1,8", help="client process counts, comma separated")
+    parser.add_argument("--repeat", type=int, default=3, help="Spark runs per target, order alternating "
+                                                              "(the best is shown)")
+    parser.add_argument("--pids", default="", help="processes whose CPU to account per operation, "
+                                                   "[label=]pid, comma separated, children included; e.g. "
+                                                   "namenode=<master pid>,mariadb=<mariadbd pid>")
+    parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--skip-metadata", action="store_true")
+    args = parser.parse_args()
+    url = args.url.rstrip("/")
+    base = f"/tmp/bench-{uuid.uuid4().hex[:10]}"
+    meter = Meter(args.pids)
+    conn = Conn(url, args.user)
+    conn.check("PUT", base, "MKDIRS")
+    conn.create(f"{base}/stat/a/b/c/file", b"x" * 1024)
+    print(f"namespace bench: {url} as {args.user}, root {base}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    try:
+        if not args.skip_metadata:
+            metadata(args, url, base, meter)
+        if not args.skip_spark:
+            spark_table(args, url, base)
+    finally:
+        try:
+            Conn(url, args.user).check("DELETE", base, "DELETE", recursive="true")
+        except Exception as exc:
+            print(f"clean-up of {base} failed: {exc}")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

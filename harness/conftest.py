@@ -1,0 +1,119 @@
+"""End-to-end harness: real clients (Spark, HdfsCLI, fsspec) against a deployed HopsHive.
+
+Targets come from ``--inventory PATH`` or the environment (see harness/support/targets.py).
+Each run works below a unique root, ``<base>/harness-<uuid>``, removed before and after.
+Unreachable targets skip the tests with the reason, or fail them with HOPSHIVE_E2E_REQUIRED=1.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+from harness.support import inodes, targets as target_config
+from harness.support.spark import session
+from harness.support.webhdfs import WebHdfs
+
+HERE = Path(__file__).parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--inventory", default=None,
+                     help="Ansible inventory (hosts.yml or its directory) naming the e2e targets; "
+                          "default: HOPSHIVE_WEBHDFS_URL / HOPSHIVE_DB or local defaults")
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under harness/ is `e2e`."""
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+def _unavailable(targets, reason: str):
+    if targets.required:
+        pytest.fail(f"{reason} (HOPSHIVE_E2E_REQUIRED is set)", pytrace=False)
+    pytest.skip(f"{reason}; set HOPSHIVE_WEBHDFS_URL/HOPSHIVE_DB or --inventory")
+
+
+@pytest.fixture(scope="session")
+def targets(request):
+    return target_config.load(request.config.getoption("--inventory"))
+
+
+@pytest.fixture(scope="session")
+def _webhdfs_probe(targets):
+    """None when WebHDFS answers, else why not (computed once per run)."""
+    try:
+        response = requests.get(f"{targets.webhdfs_url}/webhdfs/v1/",
+                                params={"op": "GETFILESTATUS", "user.name": targets.user}, timeout=5)
+        response.json()["FileStatus"]
+        return None
+    except Exception as exc:
+        return (f"WebHDFS at {targets.webhdfs_url} ({targets.source}) is not usable: "
+                f"{type(exc).__name__}: {str(exc)[:160]}")
+
+
+@pytest.fixture(scope="session")
+def webhdfs(targets, _webhdfs_probe):
+    """A plain WebHDFS client acting as the harness user."""
+    if _webhdfs_probe:
+        _unavailable(targets, _webhdfs_probe)
+    client = WebHdfs(targets.webhdfs_url, targets.user)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def root(webhdfs, targets):
+    """This run's unique directory, e.g. /tmp/harness-<uuid>; cleaned before and after."""
+    path = f"{targets.base.rstrip('/')}/harness-{uuid.uuid4().hex[:12]}"
+    webhdfs.delete(path, recursive=True)
+    assert webhdfs.mkdirs(path, "755"), f"MKDIRS {path} returned false"
+    yield path
+    webhdfs.delete(path, recursive=True)
+    assert webhdfs.status(path) is None, f"{path} still exists after clean-up"
+
+
+@pytest.fixture
+def workdir(root, webhdfs, request):
+    """A fresh directory below the run root for one test: (plain path, webhdfs:// URI)."""
+    path = f"{root}/{request.node.name.replace('[', '-').replace(']', '').replace('/', '_')}"
+    webhdfs.delete(path, recursive=True)
+    webhdfs.mkdirs(path)
+    yield path
+    webhdfs.delete(path, recursive=True)
+
+
+@pytest.fixture(scope="session")
+def db(targets):
+    """A PyMySQL connection to the namespace database (`hops` schema)."""
+    try:
+        connection = inodes.connect(targets.db)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT id FROM {inodes.INODES} WHERE id=%s", (inodes.ROOT_ID,))
+            assert cursor.fetchone(), "no root inode"
+    except Exception as exc:
+        shown = {k: v for k, v in targets.db.items() if k != "password"}
+        _unavailable(targets, f"namespace database {shown} is not usable: {type(exc).__name__}: {exc}")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="session")
+def spark(targets, root):
+    """One local[2] SparkSession for the run; its warehouse is <root>/warehouse on WebHDFS."""
+    spark = session(targets, targets.uri(f"{root}/warehouse"))
+    yield spark
+    spark.stop()
+
+
+@pytest.fixture
+def local_dir(tmp_path):
+    """The file:// twin of a test's workdir, for same-workload comparisons."""
+    path = tmp_path / "local"
+    path.mkdir()
+    return path

@@ -1,0 +1,67 @@
+"""The namespace as the database holds it: a walk of `hops.hdfs_inodes` by parent_id/name,
+independent of the namenode's own code (raw SQL through PyMySQL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pymysql
+
+ROOT_ID = 1
+INODES = "hops.hdfs_inodes"
+
+
+@dataclass(frozen=True)
+class Row:
+    id: int
+    is_dir: bool
+    size: int
+    under_construction: bool
+
+
+def connect(db: dict) -> pymysql.connections.Connection:
+    return pymysql.connect(charset="utf8mb4", connect_timeout=5, autocommit=True, **db)
+
+
+def resolve(connection, path: str) -> int | None:
+    """The inode id at ``path``, following parent_id/name from the root."""
+    inode = ROOT_ID
+    with connection.cursor() as cursor:
+        for name in [c for c in path.split("/") if c]:
+            cursor.execute(f"SELECT id FROM {INODES} WHERE parent_id=%s AND name=%s", (inode, name))
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            inode = row[0]
+    return inode
+
+
+def walk(connection, path: str) -> dict[str, Row]:
+    """relative path -> Row for every inode below ``path`` (one query per directory)."""
+    top = resolve(connection, path)
+    if top is None:
+        raise FileNotFoundError(f"{path} has no inode in {INODES}")
+    found: dict[str, Row] = {}
+    pending = [("", top)]
+    with connection.cursor() as cursor:
+        while pending:
+            relative, parent = pending.pop()
+            cursor.execute(f"SELECT name, id, is_dir, size, under_construction FROM {INODES}"
+                           " WHERE parent_id=%s", (parent,))
+            for name, inode, is_dir, size, under_construction in cursor.fetchall():
+                child = f"{relative}/{name}"
+                found[child] = Row(inode, bool(is_dir), size, bool(under_construction))
+                if is_dir:
+                    pending.append((child, inode))
+    return found
+
+
+def block_bytes(connection, inode_ids: list[int]) -> dict[int, int]:
+    """inode id -> sum of its blocks' num_bytes in hops.hdfs_block_infos."""
+    if not inode_ids:
+        return {}
+    marks = ",".join(["%s"] * len(inode_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT inode_id, SUM(num_bytes) FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})"
+                       " GROUP BY inode_id", inode_ids)
+        return {inode: int(total) for inode, total in cursor.fetchall()}

@@ -1,0 +1,160 @@
+"""Where the harness points: the WebHDFS endpoint, the namespace database and the user.
+
+Targets come from an Ansible inventory (``--inventory PATH``) or from the environment:
+
+  HOPSHIVE_WEBHDFS_URL    WebHDFS base URL (default http://127.0.0.1:9870)
+  HOPSHIVE_DB             mysql://user:password@host:port/?unix_socket=/path (default: root
+                          over /run/mysqld/mysqld.sock); or the separate variables
+                          HOPSHIVE_DB_HOST, _PORT, _USER, _PASSWORD, _UNIX_SOCKET
+  HOPSHIVE_E2E_USER       the Hadoop user the clients act as (default: the OS user)
+  HOPSHIVE_E2E_BASE       the directory the unique run root is made in (default /tmp)
+  HOPSHIVE_E2E_REQUIRED   1: an unreachable target fails the run instead of skipping it
+
+Environment variables override what the inventory says, value by value.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import yaml
+
+DEFAULT_URL = "http://127.0.0.1:9870"
+DEFAULT_DB = {"user": "root", "password": "", "unix_socket": "/run/mysqld/mysqld.sock"}
+_DB_VARS = ("host", "port", "user", "password", "unix_socket")
+
+
+@dataclass(frozen=True)
+class Targets:
+    webhdfs_url: str
+    db: dict = field(default_factory=dict)  # pymysql.connect() keyword arguments
+    user: str = "root"
+    base: str = "/tmp"
+    required: bool = False
+    source: str = "defaults"
+
+    @property
+    def authority(self) -> str:
+        """host:port of the WebHDFS endpoint, as in webhdfs://host:port/path."""
+        return urlsplit(self.webhdfs_url).netloc
+
+    def uri(self, path: str) -> str:
+        return f"webhdfs://{self.authority}{path}"
+
+
+def db_from_url(url: str) -> dict:
+    parts = urlsplit(url)
+    db = {"user": unquote(parts.username or "root"), "password": unquote(parts.password or "")}
+    if parts.hostname:
+        db["host"] = parts.hostname
+    if parts.port:
+        db["port"] = parts.port
+    socket = parse_qs(parts.query).get("unix_socket")
+    if socket:
+        db["unix_socket"] = socket[0]
+    return db
+
+
+def load(inventory: str | None, environ=os.environ) -> Targets:
+    url, db, source = None, {}, "environment"
+    if inventory:
+        url, db = from_inventory(inventory)
+        source = f"inventory {inventory}"
+    url = environ.get("HOPSHIVE_WEBHDFS_URL") or url or DEFAULT_URL
+    if environ.get("HOPSHIVE_DB"):
+        db = db_from_url(environ["HOPSHIVE_DB"])
+    separate = {n: environ[f"HOPSHIVE_DB_{n.upper()}"] for n in _DB_VARS if f"HOPSHIVE_DB_{n.upper()}" in environ}
+    if not db:
+        db = dict(DEFAULT_DB) if not separate else {"user": "root", "password": ""}
+    db.update(separate)
+    db = {k: v for k, v in db.items() if v not in (None, "") or k == "password"}
+    if "port" in db:
+        db["port"] = int(db["port"])
+    if db.get("unix_socket") and not Path(db["unix_socket"]).exists():
+        db.pop("unix_socket")  # a remote site: the socket named in group_vars is not on this machine
+    return Targets(webhdfs_url=url.rstrip("/"), db=db,
+                   user=environ.get("HOPSHIVE_E2E_USER") or getpass.getuser(),
+                   base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
+                   required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
+                   source=source)
+
+
+# ------------------------------------------------------------------ inventory
+def from_inventory(path: str) -> tuple[str | None, dict]:
+    """(WebHDFS URL, database settings) from an Ansible YAML inventory: the first host of
+    the `namenode` and `mysql_cluster` groups, ports and accounts from group_vars."""
+    hosts_file = Path(path)
+    if hosts_file.is_dir():
+        hosts_file = next((hosts_file / n for n in ("hosts.yml", "hosts.yaml") if (hosts_file / n).exists()),
+                          hosts_file / "hosts.yml")
+    tree = yaml.safe_load(hosts_file.read_text()) or {}
+    groups, hostvars = {}, {}
+    _walk_group("all", tree.get("all", {}), groups, hostvars)
+    variables = _group_vars(hosts_file.parent / "group_vars")
+
+    def host(group: str) -> str | None:
+        members = groups.get(group) or []
+        if not members:
+            return None
+        name, own = members[0], hostvars.get(members[0], {})
+        if own.get("ansible_host"):
+            return str(own["ansible_host"])
+        return "127.0.0.1" if name == "localhost" or own.get("ansible_connection") == "local" else name
+
+    def var(name: str, default=None):
+        value = _render(variables.get(name), variables)
+        return default if value is None else value
+
+    url = None
+    if host("namenode"):
+        url = f"http://{host('namenode')}:{var('hopshive_namenode_port', 9870)}"
+    db = {}
+    if host("mysql_cluster"):
+        db = {"host": host("mysql_cluster"), "port": var("hopshive_db_port", 3306),
+              "user": var("hopshive_db_admin_user", "root"), "password": var("hopshive_db_admin_password", ""),
+              "unix_socket": var("hopshive_db_admin_unix_socket", "")}
+    return url, db
+
+
+def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:
+    group = group or {}
+    members = []
+    for host, own in (group.get("hosts") or {}).items():
+        hostvars.setdefault(host, {}).update(own or {})
+        members.append(host)
+    for child, body in (group.get("children") or {}).items():
+        members += _walk_group(child, body, groups, hostvars)
+    groups[name] = list(dict.fromkeys(groups.get(name, []) + members))
+    return members
+
+
+def _group_vars(directory: Path) -> dict:
+    """The `all` group's variables (group_vars/all.yml and group_vars/all/*.yml)."""
+    merged: dict = {}
+    files = [directory / "all.yml", directory / "all.yaml"]
+    if (directory / "all").is_dir():
+        files += sorted((directory / "all").glob("*.y*ml"))
+    for file in files:
+        if file.exists():
+            merged.update(yaml.safe_load(file.read_text()) or {})
+    return merged
+
+
+_TEMPLATE = re.compile(r"^\{\{\s*(\w+)\s*(?:\|\s*default\((['\"])(.*?)\2\)\s*)?\}\}$")
+
+
+def _render(value, variables: dict, depth: int = 0):
+    """Just enough Jinja for group_vars: "{{ name }}" and "{{ name | default('x') }}";
+    anything else counts as unset (the caller's default applies)."""
+    if not isinstance(value, str) or "{{" not in value:
+        return value
+    match = _TEMPLATE.match(value.strip())
+    if not match or depth > 10:
+        return None
+    resolved = _render(variables.get(match.group(1)), variables, depth + 1)
+    return resolved if resolved is not None else match.group(3)

@@ -1,0 +1,65 @@
+"""A minimal WebHDFS client for set-up, clean-up and listings (the scenarios themselves use
+real clients: Spark, HdfsCLI, fsspec).  Plain WebHDFS v1 only, so the harness could point at
+a real Hadoop namenode unchanged."""
+
+from __future__ import annotations
+
+from typing import Iterator
+from urllib.parse import quote
+
+import requests
+
+PREFIX = "/webhdfs/v1"
+
+
+class WebHdfsError(RuntimeError):
+    def __init__(self, status: int, body: str, what: str):
+        super().__init__(f"{what}: HTTP {status}: {body[:500]}")
+        self.status = status
+
+
+class WebHdfs:
+    def __init__(self, url: str, user: str, timeout: float = 30.0):
+        self.url, self.user, self.timeout = url.rstrip("/"), user, timeout
+        self.session = requests.Session()
+
+    def _call(self, method: str, path: str, op: str, ok=(200,), **params):
+        params = {"op": op, "user.name": self.user, **{k: str(v).lower() if isinstance(v, bool) else v
+                                                        for k, v in params.items()}}
+        response = self.session.request(method, self.url + PREFIX + quote(path), params=params,
+                                        timeout=self.timeout, allow_redirects=False)
+        if response.status_code not in ok:
+            raise WebHdfsError(response.status_code, response.text, f"{method} {op} {path}")
+        return response
+
+    def status(self, path: str) -> dict | None:
+        response = self._call("GET", path, "GETFILESTATUS", ok=(200, 404))
+        return response.json()["FileStatus"] if response.status_code == 200 else None
+
+    def list(self, path: str) -> list[dict]:
+        return self._call("GET", path, "LISTSTATUS").json()["FileStatuses"]["FileStatus"]
+
+    def mkdirs(self, path: str, permission: str | None = None) -> bool:
+        extra = {"permission": permission} if permission else {}
+        return self._call("PUT", path, "MKDIRS", **extra).json()["boolean"]
+
+    def delete(self, path: str, recursive: bool = True) -> bool:
+        return self._call("DELETE", path, "DELETE", recursive=recursive).json()["boolean"]
+
+    def block_locations(self, path: str) -> list[dict]:
+        body = self._call("GET", path, "GETFILEBLOCKLOCATIONS").json()
+        return body["BlockLocations"]["BlockLocation"]
+
+    def walk(self, path: str) -> Iterator[tuple[str, dict]]:
+        """(relative path, FileStatus) of everything below ``path``, by LISTSTATUS recursion."""
+        pending = [""]
+        while pending:
+            relative = pending.pop()
+            for entry in self.list(path + relative):
+                child = f"{relative}/{entry['pathSuffix']}"
+                yield child, entry
+                if entry["type"] == "DIRECTORY":
+                    pending.append(child)
+
+    def close(self) -> None:
+        self.session.close()

@@ -1,0 +1,88 @@
+"""hopshive-dfs: a file-system shell over WebHDFS, in the spirit of `hdfs dfs`.
+
+Talks to --namenode (default $HOPSHIVE_NAMENODE or http://127.0.0.1:9870) as --user
+(default $HADOOP_USER_NAME or the login name).  Relative paths start at /user/<user>.
+Exit status: 0 when every path succeeded, 1 when any failed, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+
+from .client import WebHdfsClient
+from .commands import Shell
+
+DEFAULT_NAMENODE = "http://127.0.0.1:9870"
+
+# name, summary, flags [(option strings, help)], positionals [(dest, nargs, metavar, help)]
+COMMANDS = [
+    ("ls", "list directories, or show files", [(("-R",), "list subdirectories recursively"),
+                                                (("-d",), "list directories as plain entries")],
+     [("paths", "*", "PATH", "paths to list (default: the home directory)")]),
+    ("mkdir", "create directories", [(("-p",), "create missing parents; no error if it exists")],
+     [("paths", "+", "PATH", "directories to create")]),
+    ("put", "copy local files or directories (or - for stdin) to the file system",
+     [(("-f",), "overwrite an existing file")],
+     [("local", "+", "LOCAL", "local sources"), ("remote", None, "REMOTE", "destination file or directory")]),
+    ("get", "copy files or directories to the local disk", [(("-f",), "overwrite an existing local file")],
+     [("remote", "+", "REMOTE", "sources"), ("local", None, "LOCAL", "local destination")]),
+    ("cat", "print files to stdout", [], [("paths", "+", "PATH", "files to print")]),
+    ("mv", "move or rename (into TARGET when it is a directory)", [],
+     [("sources", "+", "SOURCE", "what to move"), ("target", None, "TARGET", "new name or directory")]),
+    ("rm", "delete files, to the trash unless -skipTrash",
+     [(("-r", "-R"), "delete directories and their contents"), (("-f",), "no error for missing paths"),
+      (("-skipTrash",), "delete at once instead of moving to the trash")],
+     [("paths", "+", "PATH", "paths to delete")]),
+    ("chmod", "change permissions", [(("-R",), "apply to everything below directories")],
+     [("mode", None, "MODE", "octal (755, 1777) or symbolic (u+x,go-w,+t)"),
+      ("paths", "+", "PATH", "paths to change")]),
+    ("chown", "change owner and/or group (superuser for owners)",
+     [(("-R",), "apply to everything below directories")],
+     [("owner", None, "OWNER[:GROUP]", "new owner, owner:group, or :group"), ("paths", "+", "PATH", "paths")]),
+    ("du", "show space used", [(("-s",), "one summary line per path"), (("-h",), "human-readable sizes")],
+     [("paths", "*", "PATH", "paths (default: the home directory)")]),
+    ("stat", "print file facts; FORMAT uses %a %A %b %F %g %n %o %r %u %x %X %y %Y (default %y)", [],
+     [("args", "+", "ARG", "an optional FORMAT (containing %%), then PATHs")]),
+    ("expunge", "checkpoint the trash and delete old checkpoints", [], []),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hopshive-dfs", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1], allow_abbrev=False,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--namenode", default=os.environ.get("HOPSHIVE_NAMENODE") or DEFAULT_NAMENODE,
+                        help="WebHDFS base URL (default: $HOPSHIVE_NAMENODE or %(default)s)")
+    parser.add_argument("--user", default=os.environ.get("HADOOP_USER_NAME") or getpass.getuser(),
+                        help="user name to act as (default: $HADOOP_USER_NAME or the login name)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, summary, flags, positionals in COMMANDS:
+        # -h means "human readable" for du, as in hdfs dfs: help is --help everywhere.
+        command = commands.add_parser(name, help=summary.replace("%", "%%"), description=summary, add_help=False,
+                                      allow_abbrev=False)
+        command.add_argument("--help", action="help", help="show this help and exit")
+        for options, text in flags:
+            command.add_argument(*options, dest=options[0].lstrip("-"), action="store_true", help=text)
+        for dest, nargs, metavar, text in positionals:
+            command.add_argument(dest, nargs=nargs, metavar=metavar, help=text)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    shell = Shell(WebHdfsClient(args.namenode, args.user))
+    try:
+        getattr(shell, args.command)(args)
+    except BrokenPipeError:  # `hopshive-dfs cat f | head`
+        sys.stderr.close()
+        return 1 if shell.failures else 0
+    except KeyboardInterrupt:
+        return 130
+    return 1 if shell.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Wiring: configuration -> database, namespace, warehouse, store, handler, Thrift server."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import tempfile
+
+from ..core.config import DATABASE_DEFAULTS
+from ..core.db import Database
+from ..namespace.liveness import Liveness
+from ..namespace.namespace import Namespace
+from .api import api
+from .exceptions import AlreadyExists, NoSuchObject
+from .handler import Handler, Session
+from .locations import Locations
+from .registry import backend
+from .thrift.processor import Processor
+from .thrift.server import ThriftServer
+from .warehouse import Warehouse
+
+log = logging.getLogger("hopshive.metastore")
+
+DEFAULTS = {
+    "log_level": "info",
+    "database": dict(DATABASE_DEFAULTS, user="hops_metastore", pool_size=16),
+    "metastore": {
+        "bind": "127.0.0.1",
+        "port": 9083,
+        "workers": 1,                       # processes; each serves many connections with threads
+        "backend": "mysql",                 # see hopshive.metastore.registry
+        "warehouse": "webhdfs://127.0.0.1:9870/user/hive/warehouse",
+        # (scheme, authority) pairs that name the HopsHive namespace; other URIs are foreign
+        "namespace_uris": ["webhdfs://127.0.0.1:9870", "hdfs://127.0.0.1:8020"],
+        "warehouse_permission": "1777",
+        "do_as_client": True,               # directories are made/removed as the set_ugi user
+        "service_user": "hive",
+        "use_trash": False,                 # like Hive with fs.trash.interval=0; ifPurge always skips it
+        "lock_timeout": 300.0,              # seconds without heartbeat before a Hive lock expires
+        "max_connections": 1000,
+        "max_concurrent_calls": 0,          # 0: database pool_size - 1
+        "read_timeout": 600.0,
+        "create_default_database": True,
+        "stop_grace": 30.0,
+    },
+    "namespace": {                          # must match the namenodes' settings
+        "superusers": ["hdfs", "hive"],
+        "supergroup": "supergroup",
+        "umask": "022",
+        "data_dir": os.path.join(tempfile.gettempdir(), "hopshive-metastore-noblocks"),
+    },
+}
+
+
+class Metastore:
+    """One serving process: pools, caches and the server socket loop."""
+
+    def __init__(self, config: dict, sock: socket.socket):
+        ms = config["metastore"]
+        self.config = config
+        self.db = Database(config["database"])
+        address = f"metastore@{ms['bind']}:{ms['port']}"
+        namespace = Namespace(self.db, config["namespace"], address, Liveness(self.db, address, 10.0))
+        locations = Locations(ms["namespace_uris"], ms["warehouse"])
+        self.warehouse = Warehouse(namespace, locations, ms["service_user"], ms["do_as_client"], ms["use_trash"])
+        self.store = backend(ms["backend"])(self.db)
+        self.handler = Handler(self.store, self.warehouse, {"lock_timeout": float(ms["lock_timeout"]),
+                                                            "uris": f"thrift://{ms['bind']}:{ms['port']}"})
+        concurrent = int(ms["max_concurrent_calls"]) or max(1, int(config["database"]["pool_size"]) - 1)
+        self.server = ThriftServer(sock, Processor(self.handler), lambda peer: Session(peer), concurrent,
+                                   int(ms["max_connections"]), float(ms["read_timeout"]))
+
+    def bootstrap(self) -> None:
+        """Make the warehouse directory and the `default` database when missing."""
+        ms = self.config["metastore"]
+        dirs = self.warehouse.service()
+        path = self.warehouse.locations.parse(ms["warehouse"]).path
+        namespace = self.warehouse.namespace
+        if namespace.db.run(lambda tx: namespace.resolve(tx, path)) is None:
+            namespace.mkdirs(dirs.caller, path, int(str(ms["warehouse_permission"]), 8))
+        if not ms["create_default_database"]:
+            return
+        try:
+            self.store.get_database("default")
+        except NoSuchObject:
+            try:
+                self.store.create_database(api.Database(
+                    name="default", description="Default Hive database", locationUri=ms["warehouse"],
+                    parameters={}, ownerName="public", ownerType=api.PrincipalType.ROLE), dirs)
+                log.info("created the default database", extra={"location": ms["warehouse"]})
+            except AlreadyExists:
+                pass
+
+    def serve(self) -> None:
+        self.server.serve()
+
+    def stop(self, grace: float | None = None) -> None:
+        self.server.stop(self.config["metastore"]["stop_grace"] if grace is None else grace)
+        self.store.close()

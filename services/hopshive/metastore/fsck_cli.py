@@ -1,0 +1,85 @@
+"""hopshive-metatool: administrative checks on the metastore database.
+
+``hopshive-metatool fsck`` lists metadata the foreign keys cannot clean up (see
+hopshive.metastore.fsck); ``--repair`` deletes the orphans among it, in short batches.
+Exit status: 0 when nothing is left to report, 1 when findings remain (report-only kinds,
+rows skipped because they were busy, or no ``--repair``), 2 when the tool could not run.
+The database user needs write access to the `metastore` schema and SELECT on
+`hops.hdfs_inodes` (to rebuild directory paths).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..core.config import DATABASE_DEFAULTS, ConfigError, load_config
+from ..core.db import Database, DriverError
+from .fsck import DEFAULT_BATCH_SIZE, DEFAULT_GRACE_SECONDS, Report, find_orphans, repair_in_batches
+
+DEFAULTS = {"database": dict(DATABASE_DEFAULTS),
+            "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE}}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hopshive-metatool", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    fsck = commands.add_parser("fsck", help="find (and with --repair remove) orphaned metadata")
+    fsck.add_argument("--config", help="YAML file with a `database` section (and optionally `fsck`)")
+    fsck.add_argument("--repair", action="store_true", help="delete the repairable orphans")
+    fsck.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    fsck.add_argument("--grace", type=float, metavar="SECONDS",
+                      help=f"ignore rows younger than this (default {DEFAULT_GRACE_SECONDS:g})")
+    fsck.add_argument("--batch-size", type=int, metavar="N",
+                      help=f"orphans deleted per transaction (default {DEFAULT_BATCH_SIZE})")
+    return parser
+
+
+def _print_report(report: Report, title: str) -> None:
+    counts = report.counts()
+    summary = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) or "nothing found"
+    print(f"{title}: {summary}")
+    for finding in report.findings:
+        action = "repairable" if finding.repairable else "report only"
+        print(f"  {finding.kind} {finding.id}: {finding.what} - {finding.why} [{action}]")
+
+
+def run_fsck(db: Database, repair: bool, grace: float, batch_size: int, as_json: bool) -> int:
+    report = db.run(lambda tx: find_orphans(tx, grace))
+    repaired = remaining = None
+    if repair and report.repairable:
+        repaired = repair_in_batches(db, report, batch_size)
+        remaining = db.run(lambda tx: find_orphans(tx, grace))
+    left = remaining if remaining is not None else report
+    if as_json:
+        print(json.dumps({"report": report.to_dict(), "repaired": repaired,
+                          "remaining": left.counts()}, indent=2, ensure_ascii=False))
+    else:
+        _print_report(report, "metastore fsck")
+        if repaired is not None:
+            print("repaired: " + ", ".join(f"{kind} {n}" for kind, n in repaired.items()))
+            _print_report(left, "remaining")
+        elif report.repairable:
+            print(f"{len(report.repairable)} repairable; run again with --repair to delete them")
+    return 1 if left.findings else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        config = load_config(DEFAULTS, args.config)
+        grace = float(args.grace if args.grace is not None else config["fsck"]["grace_seconds"])
+        batch_size = int(args.batch_size or config["fsck"]["batch_size"])
+        db = Database(config["database"])
+        try:
+            return run_fsck(db, args.repair, grace, batch_size, args.json)
+        finally:
+            db.close()
+    except (ConfigError, DriverError) as exc:
+        print(f"hopshive-metatool: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

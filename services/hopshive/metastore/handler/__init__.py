@@ -1,0 +1,15 @@
+"""The Thrift handler: one method per Hive metastore call, each a few lines that unpack the
+request, apply ``policy`` and call the store.  Split by object kind."""
+
+from .base import HandlerBase, Session
+from .databases import DatabaseCalls
+from .misc import MiscCalls
+from .partitions import PartitionCalls
+from .tables import TableCalls
+
+
+class Handler(DatabaseCalls, TableCalls, PartitionCalls, MiscCalls, HandlerBase):
+    pass
+
+
+__all__ = ["Handler", "Session"]

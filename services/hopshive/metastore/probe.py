@@ -1,0 +1,41 @@
+"""Health probe: ``python -m hopshive.metastore.probe [--host H] [--port N]`` connects,
+calls get_database('default') and exits 0 when it answers (1 otherwise, with the reason on
+stderr).  Ansible's metastore role and the harness use it after a (re)start."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pymetastore.hive_metastore import ThriftHiveMetastore
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.transport import TSocket, TTransport
+
+
+def probe(host: str, port: int, timeout: float = 5.0) -> int:
+    sock = TSocket.TSocket(host, port)
+    sock.setTimeout(int(timeout * 1000))
+    transport = TTransport.TBufferedTransport(sock)
+    try:
+        transport.open()
+        client = ThriftHiveMetastore.Client(TBinaryProtocol(transport))
+        client.get_database("default")
+        return 0
+    except Exception as exc:  # noqa: BLE001 -- any failure is "unhealthy"
+        print(f"metastore {host}:{port} is not healthy: {exc!r}", file=sys.stderr)
+        return 1
+    finally:
+        transport.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hopshive.metastore.probe", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9083)
+    parser.add_argument("--timeout", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    return probe(args.host, args.port, args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

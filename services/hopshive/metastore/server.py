@@ -1,0 +1,90 @@
+"""hopshive-metastore: the Hive Metastore Thrift service (Hive 2.3 and 3 clients).
+
+Configuration: built-in defaults, then the YAML file given by --config (or
+$HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  --port overrides
+metastore.port.  Logs are JSON lines on stderr.  SIGTERM/SIGINT stop it gracefully: the
+listener closes, calls in progress finish (metastore.stop_grace seconds at most).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+
+from ..core.config import ConfigError, load_config
+from ..core.db import Database, DriverError
+from ..core.logs import setup_logging
+from ..core.migrations import validate
+from ..core.schematool import COMPONENTS
+from ..core.service import listen, run_workers
+from .app import DEFAULTS, Metastore
+from .registry import BackendError
+
+log = logging.getLogger("hopshive.metastore")
+
+
+def serve_worker(config: dict, sock) -> None:
+    metastore = Metastore(config, sock)
+    signal.signal(signal.SIGTERM, lambda *_: metastore.server.stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: metastore.server.stopping.set())
+    log.info("metastore worker started", extra={"port": sock.getsockname()[1]})
+    try:
+        metastore.serve()
+    finally:
+        metastore.stop()
+        log.info("metastore worker stopped")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hopshive-metastore", description=__doc__.split("\n\n")[0],
+        epilog="Health: `python -m hopshive.metastore.probe --port N` (TCP connect + get_database('default')); "
+               "`hopshive-metastore --check` probes the configured port.")
+    parser.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
+    parser.add_argument("--port", type=int, help="listen on this port (overrides metastore.port)")
+    parser.add_argument("--check-config", action="store_true", help="print the effective configuration and exit")
+    parser.add_argument("--check", action="store_true", help="probe the configured (running) metastore and exit")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(DEFAULTS, args.config)
+    except ConfigError as exc:
+        print(f"hopshive-metastore: {exc}", file=sys.stderr)
+        return 2
+    if args.port:
+        config["metastore"]["port"] = args.port
+    ms = config["metastore"]
+    if args.check_config:
+        import yaml
+        print(yaml.safe_dump(dict(config, database=dict(config["database"], password="***")), sort_keys=False))
+        return 0
+    if args.check:
+        from .probe import probe
+        return probe(ms["bind"] if ms["bind"] not in ("0.0.0.0", "::") else "127.0.0.1", int(ms["port"]))
+    setup_logging(config["log_level"])
+    try:
+        database = Database(config["database"])
+        problems = validate(database, COMPONENTS["hops"]) + validate(database, COMPONENTS["metastore"])
+        database.close()
+    except DriverError as exc:
+        log.error("cannot reach the database", extra={"error": str(exc)})
+        return 1
+    if problems:
+        log.error("the schemas are not usable", extra={"problems": problems})
+        return 1
+    sock = listen(ms["bind"], int(ms["port"]))
+    try:
+        bootstrap = Metastore(config, sock)
+        bootstrap.bootstrap()
+        bootstrap.store.close()
+    except (BackendError, ValueError) as exc:
+        log.error("cannot start", extra={"error": str(exc)})
+        return 1
+    log.info("listening", extra={"bind": ms["bind"], "port": ms["port"], "workers": ms["workers"],
+                                 "warehouse": ms["warehouse"]})
+    return run_workers(int(ms["workers"]), lambda index: serve_worker(config, sock), float(ms["stop_grace"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

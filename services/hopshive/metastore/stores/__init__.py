@@ -1,0 +1,1 @@
+"""Metastore store backends (see ``hopshive.metastore.registry``)."""

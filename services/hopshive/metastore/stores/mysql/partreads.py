@@ -1,0 +1,186 @@
+"""Reading partitions: by values, names, partial specs, Hive filter strings and value sets.
+
+Filters are compiled by ``hopshive.metastore.filter`` against the typed shadow columns of
+PARTITION_KEY_VALS (one join per key used, each on the (TBL_ID, INTEGER_IDX, value)
+indexes), so a point or range filter reads only the matching partitions."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ...api import CATALOG, api
+from ...exceptions import InvalidInput, NoSuchObject
+from ...filter import FilterError, KeyColumn, compile_filter, compile_value_sets
+from ...names import make_part_name
+from .sds import load_params, load_sds
+from .sql import query_in
+from .tables import TableRow, is_managed
+
+_PARTS = "SELECT p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME, p.PART_NAME, p.SD_ID FROM metastore.PARTITIONS p"
+
+
+def name_hash(name: str) -> bytes:
+    return hashlib.sha256(name.encode("utf-8")).digest()
+
+
+@dataclass
+class TableInfo:
+    row: TableRow
+    keys: list            # FieldSchema of the partition keys
+    location: str | None
+    cd_id: int | None
+    cols: list
+
+    @property
+    def key_names(self) -> list[str]:
+        return [k.name for k in self.keys]
+
+    @property
+    def managed(self) -> bool:
+        return is_managed(self.row.table_type)
+
+    def part_name(self, values: Sequence[str]) -> str:
+        return make_part_name(self.key_names, values)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A WHERE fragment over PARTITIONS p plus the joins it needs."""
+    joins: str = ""
+    where: str = ""
+    params: tuple = ()
+
+
+def _key_join(i: int) -> str:
+    return (f" JOIN metastore.PARTITION_KEY_VALS k{i} ON k{i}.PART_ID=p.PART_ID AND k{i}.TBL_ID=p.TBL_ID"
+            f" AND k{i}.INTEGER_IDX={i}")
+
+
+class PartitionReads:
+    def _table_info(self, tx, db_name: str, name: str, lock: str = "") -> TableInfo:
+        row = self._table_row(tx, db_name, name, lock)
+        sd = tx.query_one("SELECT LOCATION, CD_ID FROM metastore.SDS WHERE SD_ID=%s", (row.sd_id,)) or (None, None)
+        cols = [api.FieldSchema(*r) for r in tx.query(
+            "SELECT COLUMN_NAME, TYPE_NAME, `COMMENT` FROM metastore.COLUMNS_V2 WHERE CD_ID=%s ORDER BY INTEGER_IDX",
+            (sd[1],))] if sd[1] is not None else []
+        return TableInfo(row, self._partition_keys(tx, [row.tbl_id])[row.tbl_id], sd[0], sd[1], cols)
+
+    # --------------------------------------------------------------- selections
+    @staticmethod
+    def _by_values(info: TableInfo, values: Sequence[str]) -> Selection:
+        return Selection(where=" AND p.PART_NAME_HASH=%s", params=(name_hash(info.part_name(values)),))
+
+    @staticmethod
+    def _by_names(names: Sequence[str]) -> Selection:
+        if not names:
+            return Selection(where=" AND FALSE")
+        marks = ",".join(["%s"] * len(names))
+        return Selection(where=f" AND p.PART_NAME_HASH IN ({marks})", params=tuple(name_hash(n) for n in names))
+
+    @staticmethod
+    def _by_partial(info: TableInfo, values: Sequence[str]) -> Selection:
+        if len(values) > len(info.keys):
+            raise InvalidInput(f"partial partition spec {list(values)} has more values than partition keys "
+                               f"{info.key_names}")
+        joins, where, params = "", "", []
+        for i, value in enumerate(values):
+            if value:
+                joins += _key_join(i)
+                where += f" AND k{i}.PART_KEY_VAL=%s"
+                params.append(value)
+        return Selection(joins, where, tuple(params))
+
+    @staticmethod
+    def _key_columns(info: TableInfo) -> list[KeyColumn]:
+        return [KeyColumn(k.name.lower(), k.type, f"k{i}.PART_KEY_VAL", f"k{i}.PART_KEY_VAL_NUM",
+                          f"k{i}.PART_KEY_VAL_DATE") for i, k in enumerate(info.keys)]
+
+    def _compiled(self, info: TableInfo, compiled) -> Selection:
+        joins = "".join(_key_join(i) for i, k in enumerate(info.keys) if k.name.lower() in compiled.keys_used)
+        return Selection(joins, f" AND ({compiled.sql})", compiled.params)
+
+    def _by_filter(self, info: TableInfo, text: str) -> Selection:
+        if not text or not text.strip():
+            return Selection()
+        if not info.keys:
+            raise InvalidInput(f"table {info.row.db_name}.{info.row.name} is not partitioned: no filter applies")
+        try:
+            return self._compiled(info, compile_filter(text, self._key_columns(info)))
+        except FilterError as exc:
+            raise InvalidInput(str(exc)) from None
+
+    def _by_value_sets(self, info: TableInfo, value_sets: Mapping[str, Sequence[str]]) -> Selection:
+        try:
+            return self._compiled(info, compile_value_sets(value_sets, self._key_columns(info)))
+        except FilterError as exc:
+            raise InvalidInput(str(exc)) from None
+
+    # -------------------------------------------------------------------- loads
+    def _select(self, tx, info: TableInfo, selection: Selection, max_parts: int = -1,
+                columns: str = _PARTS) -> list[tuple]:
+        limit = f" LIMIT {int(max_parts)}" if max_parts is not None and max_parts >= 0 else ""
+        return tx.query(f"{columns}{selection.joins} WHERE p.TBL_ID=%s{selection.where} ORDER BY p.PART_NAME{limit}",
+                        (info.row.tbl_id, *selection.params))
+
+    def _load_partitions(self, tx, info: TableInfo, rows: list[tuple]) -> list:
+        if not rows:
+            return []
+        part_ids = [r[0] for r in rows]
+        values: dict[int, list] = defaultdict(list)
+        for part_id, value in query_in(tx, "SELECT PART_ID, PART_KEY_VAL FROM metastore.PARTITION_KEY_VALS"
+                                           " WHERE PART_ID IN ({}) ORDER BY PART_ID, INTEGER_IDX", part_ids):
+            values[part_id].append(value)
+        params = load_params(tx, "PARTITION_PARAMS", "PART_ID", part_ids)
+        columns_cache = {info.cd_id: info.cols} if info.cd_id is not None else {}
+        sds = load_sds(tx, [r[4] for r in rows if r[4] is not None], columns_cache)
+        return [api.Partition(values=values.get(part_id, []), dbName=info.row.db_name, tableName=info.row.name,
+                              createTime=create_time, lastAccessTime=last_access, sd=sds.get(sd_id),
+                              parameters=params.get(part_id, {}), catName=CATALOG)
+                for part_id, create_time, last_access, _, sd_id in rows]
+
+    def _partitions(self, db_name: str, table_name: str, make_selection, max_parts: int = -1) -> list:
+        def work(tx):
+            info = self._table_info(tx, db_name, table_name)
+            return self._load_partitions(tx, info, self._select(tx, info, make_selection(info), max_parts))
+        return self._read(work)
+
+    # ------------------------------------------------------------------- RawStore
+    def get_partition(self, db_name: str, table_name: str, values: Sequence[str]):
+        parts = self._partitions(db_name, table_name, lambda info: self._by_values(info, values))
+        if not parts:
+            raise NoSuchObject(f"partition values={list(values)} of table {db_name}.{table_name} does not exist")
+        return parts[0]
+
+    def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1,
+                       partial_values: Sequence[str] | None = None, names: Sequence[str] | None = None) -> list:
+        def selection(info):
+            if names is not None:
+                return self._by_names(names)
+            return self._by_partial(info, partial_values) if partial_values else Selection()
+        return self._partitions(db_name, table_name, selection, max_parts)
+
+    def get_partition_names(self, db_name: str, table_name: str, max_parts: int = -1,
+                            partial_values: Sequence[str] | None = None) -> list[str]:
+        def work(tx):
+            info = self._table_info(tx, db_name, table_name)
+            selection = self._by_partial(info, partial_values) if partial_values else Selection()
+            return [r[0] for r in self._select(tx, info, selection, max_parts, "SELECT p.PART_NAME FROM metastore.PARTITIONS p")]
+        return self._read(work)
+
+    def get_partitions_by_filter(self, db_name: str, table_name: str, filter_text: str, max_parts: int = -1) -> list:
+        return self._partitions(db_name, table_name, lambda info: self._by_filter(info, filter_text), max_parts)
+
+    def count_partitions_by_filter(self, db_name: str, table_name: str, filter_text: str) -> int:
+        def work(tx):
+            info = self._table_info(tx, db_name, table_name)
+            selection = self._by_filter(info, filter_text)
+            return tx.query_one(f"SELECT COUNT(*) FROM metastore.PARTITIONS p{selection.joins}"
+                                f" WHERE p.TBL_ID=%s{selection.where}", (info.row.tbl_id, *selection.params))[0]
+        return self._read(work)
+
+    def get_partitions_by_value_sets(self, db_name: str, table_name: str, value_sets: Mapping[str, Sequence[str]],
+                                     max_parts: int = -1) -> list:
+        return self._partitions(db_name, table_name, lambda info: self._by_value_sets(info, value_sets), max_parts)

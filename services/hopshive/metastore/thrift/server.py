@@ -1,0 +1,170 @@
+"""A threaded Thrift server: one thread per connection (clients keep connections open and
+idle between calls, as Hive's TThreadPoolServer assumes), at most ``max_concurrent`` calls
+running at once, the accelerated binary protocol, and a graceful stop.
+
+The transport is detected per connection: unframed binary (what Hive, Spark and pyiceberg
+send) or framed binary.  Bytes that are neither, or a message the protocol cannot decode,
+close that connection only.  On ``stop`` the listener closes, idle connections are closed
+and calls in progress finish (up to the grace period).
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import threading
+import time
+from typing import Callable
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.transport.TTransport import TBufferedTransport, TFramedTransport, TTransportBase, TTransportException
+
+log = logging.getLogger(__name__)
+
+STRING_LIMIT = 256 * 1024 * 1024
+CONTAINER_LIMIT = 10_000_000
+POLL = 0.5
+
+
+class SocketTransport(TTransportBase):
+    """The raw socket under a buffered or framed transport."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+
+    def isOpen(self) -> bool:
+        return True
+
+    def read(self, size: int) -> bytes:
+        try:
+            data = self.sock.recv(size)
+        except socket.timeout as exc:
+            raise TTransportException(TTransportException.TIMED_OUT, "read timed out") from exc
+        except OSError as exc:
+            raise TTransportException(TTransportException.END_OF_FILE, str(exc)) from exc
+        if not data:
+            raise TTransportException(TTransportException.END_OF_FILE, "connection closed by the client")
+        return data
+
+    def write(self, buf: bytes) -> None:
+        self.sock.sendall(buf)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _buffered(transport) -> bool:
+    buf = transport.cstringio_buf
+    return buf.tell() < len(buf.getbuffer())
+
+
+class ThriftServer:
+    def __init__(self, sock: socket.socket, processor, new_session: Callable[[tuple], object],
+                 max_concurrent: int = 16, max_connections: int = 1000, read_timeout: float = 600.0):
+        self.sock = sock
+        self.processor = processor
+        self.new_session = new_session
+        self.calls = threading.BoundedSemaphore(max_concurrent)
+        self.max_connections = max_connections
+        self.read_timeout = read_timeout
+        self.stopping = threading.Event()
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    def serve(self) -> None:
+        """Accept connections until ``stop``."""
+        self.sock.settimeout(POLL)
+        while not self.stopping.is_set():
+            try:
+                conn, address = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                if self.stopping.is_set():
+                    break
+                raise
+            with self._lock:
+                if len(self._threads) >= self.max_connections:
+                    log.warning("too many connections; refusing one", extra={"peer": address[0]})
+                    conn.close()
+                    continue
+                thread = threading.Thread(target=self._connection, args=(conn, address), daemon=True,
+                                          name=f"hms-{address[0]}:{address[1]}")
+                self._threads.add(thread)
+            thread.start()
+
+    def stop(self, grace: float = 30.0) -> None:
+        self.stopping.set()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        deadline = time.monotonic() + grace
+        for thread in list(self._threads):
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    # ---------------------------------------------------------------- connections
+    def _wait_readable(self, conn: socket.socket) -> bool:
+        while not self.stopping.is_set():
+            readable, _, _ = select.select([conn], [], [], POLL)
+            if readable:
+                return True
+        return False
+
+    def _transport(self, conn: socket.socket):
+        """Buffered (unframed) or framed, from the first bytes; None for garbage."""
+        deadline = time.monotonic() + 5.0
+        head = b""
+        while len(head) < 6 and time.monotonic() < deadline:
+            head = conn.recv(6, socket.MSG_PEEK)
+            if not head:
+                return None
+            if head[:1] == b"\x80":
+                return TBufferedTransport(SocketTransport(conn), 65536)
+            if len(head) < 6:
+                time.sleep(0.01)
+        if len(head) >= 6 and head[4:6] == b"\x80\x01" and int.from_bytes(head[:4], "big") <= STRING_LIMIT:
+            return TFramedTransport(SocketTransport(conn))
+        return None
+
+    def _connection(self, conn: socket.socket, address: tuple) -> None:
+        peer = f"{address[0]}:{address[1]}"
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.settimeout(self.read_timeout)
+            if not self._wait_readable(conn):
+                return
+            transport = self._transport(conn)
+            if transport is None:
+                log.warning("closing a connection that does not speak Thrift binary", extra={"peer": peer})
+                return
+            protocol = TBinaryProtocolAccelerated(transport, string_length_limit=STRING_LIMIT,
+                                                  container_length_limit=CONTAINER_LIMIT, fallback=True)
+            session = self.new_session(address)
+            while not self.stopping.is_set():
+                if not _buffered(transport) and not self._wait_readable(conn):
+                    break
+                with self.calls:
+                    self.processor.process(protocol, protocol, session)
+        except TTransportException as exc:
+            if exc.type != TTransportException.END_OF_FILE:
+                log.info("connection closed", extra={"peer": peer, "reason": str(exc)})
+        except (OSError, EOFError) as exc:
+            log.info("connection lost", extra={"peer": peer, "reason": str(exc)})
+        except Exception as exc:  # noqa: BLE001 -- undecodable input: drop this connection only
+            log.warning("closing a connection after an unreadable message", extra={"peer": peer, "reason": repr(exc)})
+        finally:
+            try:
+                conn.close()
+            except OSError:
+                pass
+            with self._lock:
+                self._threads.discard(threading.current_thread())

@@ -1,0 +1,110 @@
+"""Functions, column statistics, locks, table and partition alteration over Thrift."""
+
+from __future__ import annotations
+
+import pytest
+from pymetastore.hive_metastore import ttypes as h3
+
+from hopshive.metastore.api import api
+from tests.support.metastore_fixtures import hms, metastore, partition, table  # noqa: F401
+
+pytestmark = pytest.mark.metastore
+
+
+def test_functions(hms):
+    func = api.Function("myabs", "default", "org.example.Abs", "alice", api.PrincipalType.USER, 0, 1,
+                        [api.ResourceUri(api.ResourceType.JAR, "webhdfs://127.0.0.1:1/udf.jar")])
+    hms.create_function(func)
+    with pytest.raises(h3.AlreadyExistsException):
+        hms.create_function(func)
+    got = hms.get_function("default", "MyAbs")
+    assert (got.className, got.resourceUris[0].uri) == ("org.example.Abs", "webhdfs://127.0.0.1:1/udf.jar")
+    assert hms.get_functions("default", "my*") == ["myabs"]
+    func.className = "org.example.Abs2"
+    hms.alter_function("default", "myabs", func)
+    assert [f.className for f in hms.get_all_functions().functions] == ["org.example.Abs2"]
+    hms.drop_function("default", "myabs")
+    with pytest.raises(h3.NoSuchObjectException):
+        hms.get_function("default", "myabs")
+
+
+def _stats(part_name=None, **values):
+    desc = api.ColumnStatisticsDesc(isTblLevel=part_name is None, dbName="default", tableName="st",
+                                    partName=part_name, lastAnalyzed=1700000000)
+    objs = [
+        api.ColumnStatisticsObj("a", "int", api.ColumnStatisticsData(
+            longStats=api.LongColumnStatsData(values.get("low", 1), 99, 0, 10))),
+        api.ColumnStatisticsObj("b", "string", api.ColumnStatisticsData(
+            stringStats=api.StringColumnStatsData(12, 4.5, 1, 7))),
+        api.ColumnStatisticsObj("c", "decimal(10,2)", api.ColumnStatisticsData(
+            decimalStats=api.DecimalColumnStatsData(api.Decimal(2, (-1234).to_bytes(2, "big", signed=True)),
+                                                    api.Decimal(2, (5678).to_bytes(2, "big", signed=True)), 0, 3))),
+    ]
+    return api.ColumnStatistics(desc, objs)
+
+
+def test_column_statistics(hms):
+    hms.create_table(table("default", "st", cols=("a int", "b string", "c decimal(10,2)"), parts=("ds string",)))
+    hms.append_partition("default", "st", ["x"])
+    assert hms.update_table_column_statistics(_stats())
+    assert hms.update_table_column_statistics(_stats(low=-5))       # replaces
+    got = hms.get_table_statistics_req(api.TableStatsRequest("default", "st", ["a", "b", "c"])).tableStats
+    assert got[0].statsData.longStats.lowValue == -5
+    assert got[1].statsData.stringStats.avgColLen == 4.5
+    low = got[2].statsData.decimalStats.lowValue
+    assert (int.from_bytes(low.unscaled, "big", signed=True), low.scale) == (-1234, 2)
+    assert hms.update_partition_column_statistics(_stats("ds=x"))
+    parts = hms.get_partitions_statistics_req(api.PartitionsStatsRequest("default", "st", ["a"], ["ds=x"])).partStats
+    assert parts["ds=x"][0].statsData.longStats.highValue == 99
+    assert hms.delete_partition_column_statistics("default", "st", "ds=x", "a")
+    assert hms.delete_table_column_statistics("default", "st", None)
+    assert hms.get_table_statistics_req(api.TableStatsRequest("default", "st", ["a"])).tableStats == []
+    with pytest.raises(h3.NoSuchObjectException):
+        hms.get_table_column_statistics("default", "st", "a")
+
+
+def test_locks(hms):
+    def request(kind):
+        return api.LockRequest([api.LockComponent(kind, api.LockLevel.TABLE, "default", "t")], None, "alice", "host")
+    first = hms.lock(request(api.LockType.EXCLUSIVE))
+    assert first.state == api.LockState.ACQUIRED
+    second = hms.lock(request(api.LockType.SHARED_READ))
+    assert second.state == api.LockState.WAITING
+    assert [lock.state for lock in hms.show_locks(api.ShowLocksRequest()).locks] == [
+        api.LockState.ACQUIRED, api.LockState.WAITING]
+    hms.heartbeat(api.HeartbeatRequest(lockid=first.lockid))
+    hms.unlock(api.UnlockRequest(first.lockid))
+    assert hms.check_lock(api.CheckLockRequest(second.lockid)).state == api.LockState.ACQUIRED
+    hms.unlock(api.UnlockRequest(second.lockid))
+    with pytest.raises(h3.NoSuchLockException):
+        hms.unlock(api.UnlockRequest(second.lockid))
+
+
+def test_alter_table_and_partitions(hms):
+    t = table("default", "alt", parts=("ds string",))
+    hms.create_table(t)
+    hms.add_partition(partition(t, ["1"]))
+    new = hms.get_table("default", "alt")
+    new.sd.cols.append(api.FieldSchema("c", "double", "added"))
+    new.parameters["k"] = "v"
+    hms.alter_table_with_environment_context("default", "alt", new, api.EnvironmentContext({"CASCADE": "true"}))
+    got = hms.get_table("default", "alt")
+    assert [c.name for c in got.sd.cols] == ["a", "b", "c"] and got.parameters["k"] == "v"
+    assert [c.name for c in hms.get_partition("default", "alt", ["1"]).sd.cols] == ["a", "b", "c"]
+    assert [c.name for c in hms.get_schema("default", "alt")] == ["a", "b", "c", "ds"]
+    bad = hms.get_table("default", "alt")
+    bad.partitionKeys = []
+    with pytest.raises(h3.InvalidOperationException, match="partition keys"):
+        hms.alter_table("default", "alt", bad)
+    part = hms.get_partition("default", "alt", ["1"])
+    part.parameters["numRows"] = "3"
+    hms.alter_partitions("default", "alt", [part])
+    assert hms.get_partition("default", "alt", ["1"]).parameters["numRows"] == "3"
+    with pytest.raises(h3.AlreadyExistsException):
+        hms.add_partition(partition(t, ["1"]))
+    assert hms.add_partitions_req(api.AddPartitionsRequest("default", "alt", [partition(t, ["1"])], True, True)).partitions == []
+    dropped = hms.drop_partitions_req(api.DropPartitionsRequest("default", "alt", api.RequestPartsSpec(names=["ds=1"]),
+                                                                True, False, needResult=True))
+    assert [p.values for p in dropped.partitions] == [["1"]]
+    assert hms.get_tables("default", "al*") == ["alt"] and hms.get_tables_by_type("default", "*", "VIRTUAL_VIEW") == []
+    assert [m.tableName for m in hms.get_table_meta("def*", "*", [])] == ["alt"]

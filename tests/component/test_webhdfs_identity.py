@@ -1,0 +1,99 @@
+"""WebHDFS contract: who the caller is (user.name, doas) and what they may do (POSIX modes,
+the sticky bit, recursive delete).  Every refusal must leave the namespace unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.namenode import PROXY_USER
+from tests.support.webhdfs import remote_exception
+
+ACCESS_CONTROL = "org.apache.hadoop.security.AccessControlException"
+# Hadoop refuses an impersonation with AuthorizationException (a subclass); we answer its parent.
+REFUSED_PROXY = {ACCESS_CONTROL, "org.apache.hadoop.security.authorize.AuthorizationException",
+                 "java.lang.SecurityException"}
+
+
+def test_user_name_is_the_owner_of_what_it_creates(alice, webhdfs, root):
+    alice.write(f"{root}/by-alice", b"1")
+    webhdfs.admin.chmod(root, "777")
+    webhdfs.client("carol").mkdirs(f"{root}/by-carol")
+    assert alice.status(f"{root}/by-alice")["owner"] == "alice"
+    assert alice.status(f"{root}/by-carol")["owner"] == "carol"
+
+
+def test_an_allowed_proxy_user_acts_as_doas(webhdfs, root):
+    webhdfs.admin.chmod(root, "777")
+    as_bob = webhdfs.client(PROXY_USER, doas="bob")
+    as_bob.write(f"{root}/f", b"1")
+    assert as_bob.json("GET", "/", "GETHOMEDIRECTORY") == {"Path": "/user/bob"}
+    assert webhdfs.admin.status(f"{root}/f")["owner"] == "bob"
+
+
+def test_impersonation_by_a_non_proxy_user_is_refused(webhdfs, alice, root):
+    mallory = webhdfs.client("alice", doas="hdfs")
+    remote_exception(mallory.call("PUT", f"{root}/evil", "MKDIRS"), 403, REFUSED_PROXY)
+    remote_exception(mallory.call("GET", "/", "GETHOMEDIRECTORY"), 403, REFUSED_PROXY)
+    assert not alice.exists(f"{root}/evil")
+
+
+@pytest.mark.parametrize("attempt", ["create", "mkdirs", "delete", "rename", "append", "chmod"])
+def test_a_non_owner_cannot_write_in_a_755_directory(alice, bob, root, attempt):
+    alice.write(f"{root}/f", b"alice's")
+    response = {
+        "create": lambda: bob.create(f"{root}/g", b"bob's"),
+        "mkdirs": lambda: bob.call("PUT", f"{root}/d", "MKDIRS"),
+        "delete": lambda: bob.call("DELETE", f"{root}/f", "DELETE"),
+        "rename": lambda: bob.call("PUT", f"{root}/f", "RENAME", destination=f"{root}/h"),
+        "append": lambda: bob.append(f"{root}/f", b"more"),
+        "chmod": lambda: bob.call("PUT", f"{root}/f", "SETPERMISSION", permission="777"),
+    }[attempt]()
+    remote_exception(response, 403, ACCESS_CONTROL)
+    assert list(alice.listing(root)) == ["f"]
+    assert alice.read(f"{root}/f") == b"alice's"
+    assert alice.status(f"{root}/f")["permission"] == "644"
+
+
+def test_a_private_file_cannot_be_read_by_others(alice, bob, root):
+    alice.write(f"{root}/secret", b"s3cr3t", permission="600")
+    remote_exception(bob.open(f"{root}/secret"), 403, ACCESS_CONTROL)
+    alice.mkdirs(f"{root}/closed", permission="700")
+    remote_exception(bob.call("GET", f"{root}/closed", "LISTSTATUS"), 403, ACCESS_CONTROL)
+    remote_exception(bob.call("GET", f"{root}/closed/x", "GETFILESTATUS"), 403, ACCESS_CONTROL)
+
+
+def test_the_sticky_bit_protects_other_users_entries(webhdfs, alice, bob, root):
+    shared = f"{root}/tmp"
+    alice.mkdirs(shared)
+    alice.chmod(shared, "1777")
+    carol = webhdfs.client("carol")
+    alice.write(f"{shared}/alices", b"a")
+    bob.write(f"{shared}/bobs", b"b")
+    carol.write(f"{shared}/carols", b"c")
+
+    remote_exception(bob.call("DELETE", f"{shared}/carols", "DELETE"), 403, ACCESS_CONTROL)
+    remote_exception(bob.call("PUT", f"{shared}/carols", "RENAME", destination=f"{shared}/stolen"),
+                     403, ACCESS_CONTROL)
+    assert sorted(alice.listing(shared)) == ["alices", "bobs", "carols"]
+    assert bob.delete(f"{shared}/bobs") is True          # own entry
+    assert alice.delete(f"{shared}/carols") is True      # the directory's owner
+    assert sorted(alice.listing(shared)) == ["alices"]
+
+
+def test_recursive_delete_needs_write_on_every_directory_inside(alice, root):
+    alice.mkdirs(f"{root}/tree/locked/inner")
+    alice.write(f"{root}/tree/locked/inner/f", b"1")
+    alice.write(f"{root}/tree/g", b"2")
+    alice.chmod(f"{root}/tree/locked", "555")
+    response = alice.call("DELETE", f"{root}/tree", "DELETE", recursive="true")
+    remote_exception(response, 403, ACCESS_CONTROL)
+    assert alice.read(f"{root}/tree/locked/inner/f") == b"1"
+    assert alice.read(f"{root}/tree/g") == b"2"
+
+
+def test_the_superuser_may_do_anything(webhdfs, alice, root):
+    alice.mkdirs(f"{root}/closed", permission="000")
+    admin = webhdfs.admin
+    admin.write(f"{root}/closed/f", b"x")
+    assert admin.read(f"{root}/closed/f") == b"x"
+    assert admin.delete(f"{root}/closed") is True
