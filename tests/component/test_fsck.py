@@ -58,9 +58,9 @@ def test_repair_rechecks_instead_of_trusting_the_report(db, world):
     with db.transaction() as tx:
         tx.execute("DELETE FROM hops.hdfs_inodes WHERE id=%s", (world.dirs["orders"].id,))
     report = scan(db)
-    part_sds = [f.id for f in report.findings if f.kind == ORPHAN_SD]
-    assert len(part_sds) == 4  # 3 partitions + the index's SD; the table's own SD cascaded
-    reused = part_sds[0]
+    orphans = report.ids(ORPHAN_SD)
+    assert len(orphans) == 4  # 3 partitions + the index's SD; the table's own SD cascaded
+    reused = orphans[0]
     with db.transaction() as tx:  # between scan and repair, something starts using one SD
         tx.execute("INSERT INTO metastore.TBLS (CREATE_TIME, DB_ID, SD_ID, TBL_NAME) VALUES (1, %s, %s, 'late')",
                    (world.dbs["other"], reused))
