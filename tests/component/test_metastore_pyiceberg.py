@@ -26,11 +26,12 @@ def test_namespace_table_and_commit(catalog, tmp_path, db, metastore):
     schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "name", StringType()))
     created = catalog.create_table("ice.t", schema)
     assert catalog.list_tables("ice") == [("ice", "t")]
+    first_location = created.metadata_location
     with created.transaction() as transaction:
         transaction.set_properties(owner_team="data")
     loaded = catalog.load_table("ice.t")
     assert loaded.properties["owner_team"] == "data"
-    assert loaded.metadata_location != created.metadata_location
+    assert loaded.metadata_location != first_location
     assert metastore.store.show_locks() == [], "the commit's lock was released"
     catalog.rename_table("ice.t", "ice.t2")
     assert catalog.list_tables("ice") == [("ice", "t2")]

@@ -170,19 +170,23 @@ def raw_http(url: str, method: str, target: str, timeout: float = 10) -> http.cl
     return connection.getresponse()
 
 
-def raw_exchange(url: str, data: bytes, timeout: float = 10) -> bytes:
-    """Write ``data`` on a fresh connection and return everything the server sends back
-    before closing (b"" when it just hangs up)."""
+def raw_exchange(url: str, data: bytes, half_close: bool = False, timeout: float = 10) -> bytes:
+    """Write ``data`` on a fresh connection and return everything the server sends before it
+    closes (b"" when it just hangs up).  With ``half_close`` our side then signals EOF, as
+    a client that gives up mid-request does.  The server must close within ``timeout``."""
     parts = urlsplit(url)
     received = b""
     with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
         try:
             sock.sendall(data)
-            sock.shutdown(socket.SHUT_WR)
+            if half_close:
+                sock.shutdown(socket.SHUT_WR)
             while chunk := sock.recv(65536):
                 received += chunk
         except (ConnectionResetError, BrokenPipeError):
             pass
+        except socket.timeout:
+            raise AssertionError(f"the server neither answered nor closed in {timeout}s; got {received[:200]!r}")
     return received
 
 

@@ -60,6 +60,10 @@ def _check(response: requests.Response) -> requests.Response:
     raise RemoteError(error.get("exception", ""), error.get("message", ""), response.status_code)
 
 
+def _lost(location: str, exc: Exception) -> DfsError:
+    return DfsError(f"lost the connection to {location.split('?')[0]}: {exc.__class__.__name__}")
+
+
 def _stream(handle: BinaryIO) -> Iterator[bytes]:
     while chunk := handle.read(CHUNK):
         yield chunk
@@ -78,7 +82,7 @@ class WebHdfsClient:
         url = self.base + PREFIX + quote(path, safe="/")
         try:
             return _check(self.http.request(method, url, params=query, allow_redirects=False, timeout=TIMEOUT))
-        except requests.ConnectionError as exc:
+        except requests.RequestException as exc:
             raise DfsError(f"cannot reach the namenode at {self.base}: {exc.__class__.__name__}") from None
 
     def _json(self, method: str, path: str, op: str, **params) -> dict:
@@ -86,10 +90,10 @@ class WebHdfsClient:
 
     def _data(self, method: str, location: str, body) -> requests.Response:
         try:
-            return _check(self.http.request(method, location, data=body, timeout=TIMEOUT,
+            return _check(self.http.request(method, location, data=body, timeout=TIMEOUT, stream=method == "GET",
                                              headers={"Content-Type": "application/octet-stream"}))
-        except requests.ConnectionError as exc:
-            raise DfsError(f"lost the connection to {location.split('?')[0]}: {exc.__class__.__name__}") from None
+        except requests.RequestException as exc:
+            raise _lost(location, exc) from None
 
     # ---------------------------------------------------------------- reads
     def status(self, path: str) -> dict | None:
@@ -122,13 +126,16 @@ class WebHdfsClient:
         return self._json("GET", path, "GETTRASHROOT")["Path"]
 
     def read(self, path: str) -> Iterator[bytes]:
-        location = self._call("GET", path, "OPEN").headers["Location"]
-        try:
-            response = _check(self.http.get(location, stream=True, timeout=TIMEOUT))
-        except requests.ConnectionError as exc:
-            raise DfsError(f"lost the connection to {location.split('?')[0]}: {exc.__class__.__name__}") from None
-        with response:
-            yield from response.iter_content(CHUNK)
+        first = self._call("GET", path, "OPEN")
+        if first.status_code != 307:  # a server may answer with the data at once
+            yield first.content
+            return
+        location = first.headers["Location"]
+        with self._data("GET", location, None) as response:
+            try:
+                yield from response.iter_content(CHUNK)
+            except requests.RequestException as exc:
+                raise _lost(location, exc) from None
 
     # ------------------------------------------------------------ mutations
     def create(self, path: str, source: BinaryIO, overwrite: bool = False) -> None:

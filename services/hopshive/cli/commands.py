@@ -240,7 +240,10 @@ class Shell:
                     self.client.delete(path, recursive=False)
                 self.ensure(self.client.rename(temporary, path), f"`{shown}': could not be renamed into place")
             except BaseException:
-                self.client.delete(temporary, recursive=False)
+                try:
+                    self.client.delete(temporary, recursive=False)
+                except DfsError:
+                    pass  # the original failure is the one to report
                 raise
 
     def get(self, args) -> None:

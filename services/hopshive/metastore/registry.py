@@ -32,5 +32,7 @@ def backend(name: str) -> Callable[..., RawStore]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            raise BackendError(f"metastore backend {name!r} is not part of this release") from exc
         raise BackendError(f"metastore backend {name!r} needs {exc.name!r}: pip install {extra}") from exc
     return getattr(module, attribute)

@@ -162,9 +162,11 @@ class RawStore(abc.ABC):
 
     @abc.abstractmethod
     def alter_partitions(self, db_name: str, table_name: str, parts: Sequence, dirs: Directories) -> None:
-        """Replace the definitions of existing partitions (identified by their values);
-        a changed location is linked to its directory (created when missing).
-        Raises: NoSuchObject, InvalidOperation."""
+        """Replace the definitions of partitions (identified by their values); a changed
+        location is linked to its directory (created when missing).  A partition that does not
+        exist is added: Hive's INSERT OVERWRITE of a partition replaces its directory (which
+        cascades the metadata away) and ends with alter_partition.
+        Raises: NoSuchObject (table), InvalidOperation."""
 
     @abc.abstractmethod
     def rename_partition(self, db_name: str, table_name: str, values: Sequence[str], new_part,
