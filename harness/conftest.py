@@ -7,6 +7,7 @@ Unreachable targets skip the tests with the reason, or fail them with HOPSHIVE_E
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from harness.support.spark import session
 from harness.support.webhdfs import WebHdfs
 
 HERE = Path(__file__).parent
+STALE_HOURS = 6
 
 
 def pytest_addoption(parser):
@@ -69,8 +71,15 @@ def webhdfs(targets, _webhdfs_probe):
 
 @pytest.fixture(scope="session")
 def root(webhdfs, targets):
-    """This run's unique directory, e.g. /tmp/harness-<uuid>; cleaned before and after."""
-    path = f"{targets.base.rstrip('/')}/harness-{uuid.uuid4().hex[:12]}"
+    """This run's unique directory, e.g. /tmp/harness-<uuid>; cleaned before and after.
+    Roots of this user's earlier runs that were interrupted (untouched for STALE_HOURS) go too."""
+    base = targets.base.rstrip("/")
+    cutoff = (time.time() - STALE_HOURS * 3600) * 1000
+    for entry in webhdfs.list(base or "/") if webhdfs.status(base or "/") else []:
+        if entry["pathSuffix"].startswith("harness-") and entry["owner"] == targets.user \
+                and entry["modificationTime"] < cutoff:
+            webhdfs.delete(f"{base}/{entry['pathSuffix']}", recursive=True)
+    path = f"{base}/harness-{uuid.uuid4().hex[:12]}"
     webhdfs.delete(path, recursive=True)
     assert webhdfs.mkdirs(path, "755"), f"MKDIRS {path} returned false"
     yield path

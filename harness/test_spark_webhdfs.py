@@ -6,9 +6,11 @@ import datetime
 from urllib.parse import unquote
 
 import pytest
-from pyspark.sql.functions import input_file_name
 
-from harness.support.spark import conf, input_files, partition_dirs, rows
+pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
+from pyspark.sql.functions import input_file_name  # noqa: E402
+
+from harness.support.spark import conf, input_files, partition_dirs, rows  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.namespace]
 
