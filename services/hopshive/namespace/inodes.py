@@ -79,5 +79,11 @@ INSERT = f"INSERT INTO {INODES} ({', '.join(COLUMNS)}) VALUES ({', '.join(['%s']
 KEY_WHERE = "partition_id=%s AND parent_id=%s AND name=%s"
 
 
+def keys_in(count: int) -> str:
+    """A condition matching ``count`` primary keys.  MariaDB plans the row-constructor IN as
+    one range scan of the primary key: about half the cost of OR-ed key equalities."""
+    return "(partition_id, parent_id, name) IN (" + ", ".join(["(%s, %s, %s)"] * count) + ")"
+
+
 def from_row(row: tuple | None) -> Inode | None:
     return Inode(*row) if row else None

@@ -30,7 +30,7 @@ from ..exceptions import (AccessDenied, AlreadyBeingCreated, FileAlreadyExists, 
                           PathIsNotEmptyDirectory, SubtreeLocked)
 from .blocks import Block, BlockStore, BlockWriter
 from .ids import IdAllocator
-from .inodes import INODES, INSERT, KEY_WHERE, SELECT, Inode, header
+from .inodes import INODES, INSERT, KEY_WHERE, SELECT, Inode, header, keys_in
 from .liveness import Liveness
 from .paths import is_ancestor, join, split_path
 from .permissions import EXECUTE, READ, WRITE, PermissionChecker
@@ -322,7 +322,7 @@ class Namespace:
         tx.executemany("INSERT IGNORE INTO hops.hdfs_invalidated_blocks (block_id, location) VALUES (%s, %s)",
                        invalid)
         for chunk in _chunks([i.key for i in inodes], 500):
-            where = " OR ".join(f"({KEY_WHERE})" for _ in chunk)
+            where = keys_in(len(chunk))
             tx.execute(f"DELETE FROM {INODES} WHERE {where}", [v for key in chunk for v in key])
         mine = [block_id for block_id, location in invalid if location == self.blocks.location]
         if mine:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.db import Tx
-from .inodes import KEY_WHERE, ROOT_KEY, SELECT, Inode, partition_id
+from .inodes import KEY_WHERE, ROOT_KEY, SELECT, Inode, keys_in, partition_id
 
 CACHE_LIMIT = 200_000
 _LOCKS = {None: "", "share": " LOCK IN SHARE MODE", "update": " FOR UPDATE"}
@@ -68,7 +68,7 @@ class Resolver:
     def _read_keys(self, tx: Tx, keys: list[tuple], lock: str | None) -> dict[tuple, Inode]:
         if not keys:
             return {}
-        where = " OR ".join(f"({KEY_WHERE})" for _ in keys)
+        where = keys_in(len(keys))
         params = [value for key in keys for value in key]
         rows = tx.query(f"{SELECT} WHERE {where}{_LOCKS[lock]}", params)
         return {inode.key: inode for inode in (Inode(*row) for row in rows)}
