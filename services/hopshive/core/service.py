@@ -3,6 +3,7 @@ socket, restarted if they die, and stopped gracefully on SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import signal
@@ -10,6 +11,12 @@ import socket
 import sys
 import time
 from typing import Callable
+
+import yaml
+
+from .config import ConfigError, load_config
+from .db import Database, DriverError
+from .migrations import validate
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +89,38 @@ def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) 
     return 0
 
 
-def exit_with(message: str, code: int = 2) -> None:
-    print(message, file=sys.stderr)
-    sys.exit(code)
+def service_parser(prog: str, doc: str, epilog: str) -> argparse.ArgumentParser:
+    """The options every service shares: --config and --check-config."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0], epilog=epilog)
+    parser.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
+    parser.add_argument("--check-config", action="store_true", help="print the effective configuration and exit")
+    return parser
+
+
+def effective_config(prog: str, defaults: dict, path: str | None) -> dict | None:
+    """The merged configuration, or None after telling the operator what is wrong."""
+    try:
+        return load_config(defaults, path)
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+
+
+def print_config(config: dict) -> None:
+    """Print the configuration as YAML, with the database password hidden."""
+    print(yaml.safe_dump(dict(config, database=dict(config["database"], password="***")), sort_keys=False))
+
+
+def schemas_usable(database_config: dict, components: list) -> bool:
+    """Check the schemas this service needs before serving; log why when they are not."""
+    database = Database(database_config)
+    try:
+        problems = [p for component in components for p in validate(database, component)]
+    except DriverError as exc:
+        log.error("cannot reach the database", extra={"error": str(exc)})
+        return False
+    finally:
+        database.close()
+    if problems:
+        log.error("the database schema is not usable", extra={"problems": problems})
+    return not problems

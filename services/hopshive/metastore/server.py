@@ -8,17 +8,13 @@ listener closes, calls in progress finish (metastore.stop_grace seconds at most)
 
 from __future__ import annotations
 
-import argparse
 import logging
 import signal
 import sys
 
-from ..core.config import ConfigError, load_config
-from ..core.db import Database, DriverError
 from ..core.logs import setup_logging
-from ..core.migrations import validate
 from ..core.schematool import COMPONENTS
-from ..core.service import listen, run_workers
+from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
 from .app import DEFAULTS, Metastore
 from .registry import BackendError
 
@@ -38,40 +34,27 @@ def serve_worker(config: dict, sock) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="hopshive-metastore", description=__doc__.split("\n\n")[0],
-        epilog="Health: `python -m hopshive.metastore.probe --port N` (TCP connect + get_database('default')); "
-               "`hopshive-metastore --check` probes the configured port.")
-    parser.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
+    parser = service_parser(
+        "hopshive-metastore", __doc__,
+        "Health: `python -m hopshive.metastore.probe --port N` (TCP connect + get_database('default')); "
+        "`hopshive-metastore --check` probes the configured port.")
     parser.add_argument("--port", type=int, help="listen on this port (overrides metastore.port)")
-    parser.add_argument("--check-config", action="store_true", help="print the effective configuration and exit")
     parser.add_argument("--check", action="store_true", help="probe the configured (running) metastore and exit")
     args = parser.parse_args(argv)
-    try:
-        config = load_config(DEFAULTS, args.config)
-    except ConfigError as exc:
-        print(f"hopshive-metastore: {exc}", file=sys.stderr)
+    config = effective_config("hopshive-metastore", DEFAULTS, args.config)
+    if config is None:
         return 2
     if args.port:
         config["metastore"]["port"] = args.port
     ms = config["metastore"]
     if args.check_config:
-        import yaml
-        print(yaml.safe_dump(dict(config, database=dict(config["database"], password="***")), sort_keys=False))
+        print_config(config)
         return 0
     if args.check:
         from .probe import probe
         return probe(ms["bind"] if ms["bind"] not in ("0.0.0.0", "::") else "127.0.0.1", int(ms["port"]))
     setup_logging(config["log_level"])
-    try:
-        database = Database(config["database"])
-        problems = validate(database, COMPONENTS["hops"]) + validate(database, COMPONENTS["metastore"])
-        database.close()
-    except DriverError as exc:
-        log.error("cannot reach the database", extra={"error": str(exc)})
-        return 1
-    if problems:
-        log.error("the schemas are not usable", extra={"problems": problems})
+    if not schemas_usable(config["database"], [COMPONENTS["hops"], COMPONENTS["metastore"]]):
         return 1
     sock = listen(ms["bind"], int(ms["port"]))
     try:

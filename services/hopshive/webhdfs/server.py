@@ -8,7 +8,6 @@ the YAML file given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>_
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import signal
@@ -18,12 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from ..core.config import DATABASE_DEFAULTS, ConfigError, load_config
-from ..core.db import Database, DriverError
+from ..core.config import DATABASE_DEFAULTS
+from ..core.db import Database
 from ..core.logs import setup_logging
-from ..core.migrations import validate
 from ..core.schematool import COMPONENTS
-from ..core.service import listen, run_workers
+from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
 from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
 from ..namespace.namespace import Namespace
@@ -97,29 +95,17 @@ def serve_worker(config: dict, sock, generation: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hopshive-namenode", description=__doc__.split("\n\n")[0],
-                                     epilog="Health: GET /health answers 200 when the database is reachable.")
-    parser.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
-    parser.add_argument("--check-config", action="store_true", help="print the effective configuration and exit")
+    parser = service_parser("hopshive-namenode", __doc__,
+                            "Health: GET /health answers 200 when the database is reachable.")
     args = parser.parse_args(argv)
-    try:
-        config = load_config(DEFAULTS, args.config)
-    except ConfigError as exc:
-        print(f"hopshive-namenode: {exc}", file=sys.stderr)
+    config = effective_config("hopshive-namenode", DEFAULTS, args.config)
+    if config is None:
         return 2
     if args.check_config:
-        import yaml
-        redacted = dict(config, database=dict(config["database"], password="***"))
-        print(yaml.safe_dump(redacted, sort_keys=False))
+        print_config(config)
         return 0
     setup_logging(config["log_level"])
-    try:
-        problems = validate(Database(config["database"]), COMPONENTS["hops"])
-    except DriverError as exc:
-        log.error("cannot reach the database", extra={"error": str(exc)})
-        return 1
-    if problems:
-        log.error("the hops schema is not usable", extra={"problems": problems})
+    if not schemas_usable(config["database"], [COMPONENTS["hops"]]):
         return 1
     nn = config["namenode"]
     sock = listen(nn["bind"], int(nn["port"]))
