@@ -44,8 +44,6 @@ def peer_namespace(db, tmp_path):
 WEBHDFS_URL_ENV = "HOPSHIVE_WEBHDFS_URL"
 WEBHDFS_SUPERUSER_ENV = "HOPSHIVE_WEBHDFS_SUPERUSER"
 EXTERNAL = os.environ.get(WEBHDFS_URL_ENV, "").rstrip("/")
-needs_own_server = pytest.mark.skipif(bool(EXTERNAL), reason=f"{WEBHDFS_URL_ENV} is set: this test kills, "
-                                      "restarts or reads the database of our own namenode")
 
 
 @pytest.fixture
@@ -61,7 +59,11 @@ def namenode(db, tmp_path):
 def webhdfs(request, tmp_path_factory):
     """The WebHDFS under test, shared by a module: $HOPSHIVE_WEBHDFS_URL (e.g. a real Hadoop
     namenode, http://nn:9870) when set, else our namenode on module-fresh schemas.  Tests
-    work inside their own scratch directory, so they need no fresh server."""
+    work inside their own scratch directory, so they need no fresh server.
+
+    A real cluster must use simple authentication, have the superuser named by
+    $HOPSHIVE_WEBHDFS_SUPERUSER (default hdfs), let `svc` impersonate anyone
+    (hadoop.proxyuser.svc.*=*) and keep a trash (fs.trash.interval > 0)."""
     if EXTERNAL:
         yield Target(EXTERNAL, os.environ.get(WEBHDFS_SUPERUSER_ENV, SUPERUSER))
         return
@@ -74,11 +76,13 @@ def webhdfs(request, tmp_path_factory):
 
 
 @pytest.fixture
-def private_webhdfs(namenode, db):
-    """Our own namenode as a Target, for tests that kill it or read its database."""
+def private_webhdfs(request):
+    """A private namenode of our own as a Target, for tests that kill it or read its
+    database (skipped when $HOPSHIVE_WEBHDFS_URL points elsewhere)."""
     if EXTERNAL:
-        pytest.skip(f"{WEBHDFS_URL_ENV} is set: this test needs our own namenode")
-    return Target(namenode.url, SUPERUSER, namenode, db)
+        pytest.skip(f"{WEBHDFS_URL_ENV} is set: this test kills or inspects our own namenode")
+    server = request.getfixturevalue("namenode")
+    return Target(server.url, SUPERUSER, server, request.getfixturevalue("db"))
 
 
 @pytest.fixture

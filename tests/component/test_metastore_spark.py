@@ -5,9 +5,6 @@ catalog on local disk.  Both Spark JVMs run once per module, side by side."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import requests
@@ -16,24 +13,10 @@ from hopshive.core.db import Database
 from tests.support.metastore import MetastoreProcess, invariant_violations, settings
 from tests.support.namenode import NamenodeServer
 from tests.support.schemas import reset_schemas
+from tests.support.spark_workload import PHASES, SparkProcess
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
-WORKLOAD = Path(__file__).parents[1] / "support" / "spark_workload.py"
 TIMEOUT = 900
-
-
-def _spawn(args: list[str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(WORKLOAD), *args], stdout=subprocess.PIPE,
-                            stderr=open(log, "wb"), text=True)
-
-
-def _result(process: subprocess.Popen, log: Path) -> dict:
-    out, _ = process.communicate(timeout=TIMEOUT)
-    for line in out.splitlines():
-        if line.startswith("WORKLOAD-RESULT "):
-            return json.loads(line[len("WORKLOAD-RESULT "):])
-    raise AssertionError(f"workload produced no result (exit {process.returncode}):\n"
-                         f"{log.read_text(errors='replace')[-4000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +38,19 @@ def workload(stack):
     base, nn = stack["base"], stack["namenode"]
     response = requests.put(f"{nn.url}/webhdfs/v1/data?op=MKDIRS&permission=777&user.name=hdfs", timeout=30)
     assert response.status_code == 200, response.text
-    hive_log, local_log = base / "spark-hive.log", base / "spark-local.log"
-    hive = _spawn(["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{stack['metastore'].port}",
-                   "--warehouse", f"webhdfs://{nn.address}/user/hive/warehouse",
-                   "--ext", f"webhdfs://{nn.address}/data/ext"], hive_log)
-    local = _spawn(["--catalog", "derby", "--derby", str(base / "derby"), "--warehouse", f"file://{base}/local-warehouse",
-                    "--ext", f"file://{base}/local-data/ext"], local_log)
-    return _result(hive, hive_log), _result(local, local_log)
+    hive = SparkProcess(["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{stack['metastore'].port}",
+                         "--warehouse", f"webhdfs://{nn.address}/user/hive/warehouse"], base / "spark-hive.log")
+    local = SparkProcess(["--catalog", "derby", "--derby", str(base / "derby"),
+                          "--warehouse", f"file://{base}/local-warehouse"], base / "spark-local.log")
+    try:
+        runs = [(hive, f"webhdfs://{nn.address}/data/ext"), (local, f"file://{base}/local-data/ext")]
+        for spark, ext in runs:       # both sessions start and work side by side
+            spark.ready(TIMEOUT)
+            spark.submit(PHASES, ext)
+        return tuple(spark.result(TIMEOUT) for spark, _ in runs)
+    finally:
+        hive.close()
+        local.close()
 
 
 @pytest.mark.parametrize("phase", ["setup", "queries", "teardown"])

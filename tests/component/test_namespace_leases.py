@@ -78,7 +78,7 @@ def test_a_failed_writer_abandons_its_create_and_its_append(namespace, db, hdfs)
     with pytest.raises(FileNotFound):
         namespace.get_status(hdfs, "/w/new")
 
-    file = write_file(namespace, hdfs, "/w/old", COMMITTED)
+    write_file(namespace, hdfs, "/w/old", COMMITTED)
     inode, holder, writer = unfinished_write(namespace, hdfs, "/w/old", b"more", append=True)
     writer.abort()
     namespace.abandon_file(inode.id, holder)

@@ -1,10 +1,10 @@
 """The metastore for component tests: in a thread of the test process (wire and consistency
 tests, which may patch the store to inject failures) or as the real ``hopshive-metastore``
-subprocess (Spark tests), plus Thrift clients of both IDL generations."""
+subprocess (Spark tests).  Thrift clients and the invariants live in tests.support.hms
+(shared with the e2e harness) and are re-exported here."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import signal
@@ -14,12 +14,11 @@ import threading
 from pathlib import Path
 
 import yaml
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport import TSocket, TTransport
 
 from hopshive.core.config import load_config
 from hopshive.core.service import listen
 from hopshive.metastore.app import DEFAULTS, Metastore
+from tests.support.hms import INVARIANTS, UNOWNED_SDS, thrift_client, violations  # noqa: F401 (re-exported)
 from tests.support.mariadb import _free_port
 from tests.support.namenode import wait_until
 
@@ -109,52 +108,7 @@ class MetastoreProcess:
             raise AssertionError(f"hopshive-metastore ignored SIGTERM:\n{self.log_tail()}")
 
 
-@contextlib.contextmanager
-def thrift_client(port: int, hive2: bool = False, user: str | None = "alice", timeout: float = 30.0):
-    """A Hive 3.1 (pymetastore) or Hive 2 (hmsclient, with fb303) client, after set_ugi."""
-    if hive2:
-        from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
-    else:
-        from pymetastore.hive_metastore import ThriftHiveMetastore
-    sock = TSocket.TSocket("127.0.0.1", port)
-    sock.setTimeout(int(timeout * 1000))
-    transport = TTransport.TBufferedTransport(sock)
-    transport.open()
-    try:
-        client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport))
-        if user:
-            client.set_ugi(user, [])
-        yield client
-    finally:
-        transport.close()
-
-
-INVARIANTS = {
-    "databases without their descriptor":
-        "SELECT d.NAME FROM metastore.DBS d LEFT JOIN metastore.SDS s ON s.SD_ID=d.SD_ID WHERE s.SD_ID IS NULL",
-    "tables without their descriptor":
-        "SELECT t.TBL_NAME FROM metastore.TBLS t LEFT JOIN metastore.SDS s ON s.SD_ID=t.SD_ID WHERE s.SD_ID IS NULL",
-    "partitions without their descriptor":
-        "SELECT p.PART_NAME FROM metastore.PARTITIONS p LEFT JOIN metastore.SDS s ON s.SD_ID=p.SD_ID"
-        " WHERE s.SD_ID IS NULL",
-    "descriptors pointing at a missing inode":
-        "SELECT s.SD_ID FROM metastore.SDS s LEFT JOIN hops.hdfs_inodes i ON i.partition_id=s.PARTITION_ID"
-        " AND i.parent_id=s.PARENT_ID AND i.name=s.NAME WHERE s.PARTITION_ID IS NOT NULL AND i.id IS NULL",
-    "partitions without key values":
-        "SELECT p.PART_NAME FROM metastore.PARTITIONS p WHERE NOT EXISTS"
-        " (SELECT 1 FROM metastore.PARTITION_KEY_VALS k WHERE k.PART_ID=p.PART_ID)",
-}
-UNOWNED_SDS = ("SELECT s.SD_ID, s.LOCATION FROM metastore.SDS s WHERE NOT EXISTS (SELECT 1 FROM metastore.DBS d"
-               " WHERE d.SD_ID=s.SD_ID) AND NOT EXISTS (SELECT 1 FROM metastore.TBLS t WHERE t.SD_ID=s.SD_ID)"
-               " AND NOT EXISTS (SELECT 1 FROM metastore.PARTITIONS p WHERE p.SD_ID=s.SD_ID)"
-               " AND NOT EXISTS (SELECT 1 FROM metastore.IDXS x WHERE x.SD_ID=s.SD_ID)")
-
-
 def invariant_violations(database, owned: bool = True) -> dict:
-    """What breaks the consistency invariants (empty when sound).  ``owned``: also require
-    that every descriptor has an owner -- true after metastore operations; after a directory
-    was removed behind the metastore's back, unowned descriptors are fsck's to clean."""
-    checks = dict(INVARIANTS, **({"descriptors owned by nothing": UNOWNED_SDS} if owned else {}))
+    """What breaks the consistency invariants (empty when sound); see tests.support.hms."""
     with database.transaction() as tx:
-        found = {name: tx.query(sql) for name, sql in checks.items()}
-    return {name: rows for name, rows in found.items() if rows}
+        return violations(tx.query, owned)

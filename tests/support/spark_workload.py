@@ -1,14 +1,38 @@
-"""The Spark DDL/DML workload of notes/facts.md, run in its own JVM: ``--catalog hive``
-against a metastore URI with the warehouse on webhdfs, or ``--catalog derby``: Spark's
-built-in Hive catalog (an embedded Derby metastore in the Spark JVM) on local disk, the
-reference (the in-memory catalog cannot hold Hive serde tables).  Prints one JSON object: statement ->
-sorted result rows (or the error class), so two runs can be compared."""
+"""The Spark DDL/DML workload of notes/facts.md, run in a JVM of its own, shared by the
+component tests (tests/component/test_metastore_spark.py) and the e2e harness
+(harness/test_metastore_spark.py).
+
+The child (this file run as a script, ``--serve``) builds one SparkSession and then runs
+the statement lists it is sent, one JSON request per stdin line, answering each with
+result rows per statement (or the error class), so two sessions can be compared:
+
+  ``--catalog hive``      Hive catalog on the metastore(s) of ``--uris``, warehouse wherever
+                          ``--warehouse`` says (webhdfs://...);
+  ``--catalog derby``     Spark's built-in Hive catalog (an embedded Derby metastore in the
+                          JVM) on local disk: the reference (the in-memory catalog cannot
+                          hold Hive serde tables);
+  ``--catalog defaults``  nothing but ``--warehouse``: the catalog, metastore URIs and file
+                          system come from $SPARK_CONF_DIR (what a user of the host gets).
+
+The parent side is :class:`SparkProcess`.  Database names w1 and w2 of the statements can
+be prefixed (``prefix``), so a run on a shared metastore works in names of its own; results
+stay keyed by the statement as written here.  Without ``--serve`` the whole workload runs
+once and the process exits (the original one-shot form).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import queue
+import re
+import subprocess
 import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
 
 SETUP = [
     # databases, unpartitioned and partitioned datasource tables, static and dynamic inserts
@@ -118,53 +142,223 @@ TEARDOWN = [
 ]
 
 
+# The external table's data, written where {ext} points before the workload runs.
+PREPARE = ["INSERT OVERWRITE DIRECTORY '{ext}' USING parquet SELECT id FROM range(5)"]
+
+PHASES = {"prepare": PREPARE, "setup": SETUP, "queries": QUERIES, "overwrite": OVERWRITE, "teardown": TEARDOWN}
+
+READY, PROGRESS, RESULT = "WORKLOAD-READY ", "WORKLOAD-PROGRESS ", "WORKLOAD-RESULT "
+SCRIPT = Path(__file__).resolve()
+_DATABASE = re.compile(r"\bw([12])\b")
+# What the child reports about its session once it is up (spark conf, hadoop conf).
+_REPORTED = {
+    "catalog": ("spark", "spark.sql.catalogImplementation"),
+    "warehouse": ("spark", "spark.sql.warehouse.dir"),
+    "uris": ("hadoop", "hive.metastore.uris"),
+    "default_fs": ("hadoop", "fs.defaultFS"),
+    "failure_retries": ("hadoop", "hive.metastore.failure.retries"),
+    "retry_delay": ("hadoop", "hive.metastore.client.connect.retry.delay"),
+}
+
+
+def localize(statement: str, prefix: str) -> str:
+    """The statement with databases w1/w2 renamed to <prefix>w1/<prefix>w2."""
+    return _DATABASE.sub(lambda m: f"{prefix}w{m.group(1)}", statement) if prefix else statement
+
+
+# ------------------------------------------------------------------------- child side
 def session(args):
     from pyspark.sql import SparkSession
     builder = (SparkSession.builder.master("local[2]").appName(f"workload-{args.catalog}")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.warehouse.dir", args.warehouse)
-               .config("spark.sql.catalogImplementation", "hive")
-               .config("spark.sql.sources.ignoreDataLocality", "true"))
+               .config("spark.sql.warehouse.dir", args.warehouse))
+    if args.catalog != "defaults":
+        builder = (builder.config("spark.sql.catalogImplementation", "hive")
+                   .config("spark.sql.sources.ignoreDataLocality", "true"))
     if args.catalog == "hive":
         builder = builder.config("spark.hadoop.hive.metastore.uris", args.uris)
-    else:
-        builder = (builder.config("spark.hadoop.javax.jdo.option.ConnectionURL",
-                                  f"jdbc:derby:;databaseName={args.derby}/metastore_db;create=true")
+    elif args.catalog == "derby":
+        builder = (builder.config("spark.hadoop.hive.metastore.uris", "")  # embedded, whatever the host says
+                   .config("spark.hadoop.javax.jdo.option.ConnectionURL",
+                           f"jdbc:derby:;databaseName={args.derby}/metastore_db;create=true")
                    .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={args.derby}"))
-    return builder.enableHiveSupport().getOrCreate()
+    for setting in args.conf:
+        key, _, value = setting.partition("=")
+        builder = builder.config(key, value)
+    if args.catalog != "defaults":
+        builder = builder.enableHiveSupport()
+    return builder.getOrCreate()
 
 
-def run(spark, statements, ext) -> dict:
+def describe(spark) -> dict:
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    spark_conf = spark.sparkContext.getConf()
+    values = {}
+    for name, (where, key) in _REPORTED.items():
+        if where == "spark":
+            values[name] = spark_conf.get(key, None)
+        else:
+            values[name] = spark_conf.get("spark.hadoop." + key, None) or hadoop.get(key)
+    values["spark_conf_dir"] = os.environ.get("SPARK_CONF_DIR")
+    return values
+
+
+def run(spark, statements, ext, prefix: str = "", progress=None) -> dict:
     results = {}
     for statement in statements:
-        text = statement.format(ext=ext)
+        text = localize(statement, prefix).format(ext=ext)
         try:
-            rows = spark.sql(text).collect()
-            results[statement] = sorted([[str(value) for value in row] for row in rows])
+            rows = [[str(value) for value in row] for row in spark.sql(text).collect()]
+            if prefix and statement == "SHOW DATABASES":  # a shared metastore holds others' databases
+                rows = [row for row in rows if row[0] == "default" or row[0].startswith(prefix)]
+            results[statement] = sorted(rows)
         except Exception as exc:  # noqa: BLE001 -- the error class is part of the result
             results[statement] = {"error": type(exc).__name__, "message": str(exc).splitlines()[0][:300]}
+        if progress:
+            progress(len(results))
     return results
+
+
+def _emit(tag: str, payload) -> None:
+    sys.stdout.write(tag + (payload if isinstance(payload, str) else json.dumps(payload)) + "\n")
+    sys.stdout.flush()
+
+
+def serve(spark) -> None:
+    """Answer one request per stdin line until stdin closes.  A request is
+    {"phases": {name: [statement, ...]}, "ext": str, "prefix": str}; the answer is
+    {phase: {statement: rows or error}} and the seconds it took."""
+    _emit(READY, describe(spark))
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        started, done = time.monotonic(), 0
+
+        def progress(_):
+            nonlocal done
+            done += 1
+            _emit(PROGRESS, str(done))
+        results = {phase: run(spark, statements, request.get("ext", ""), request.get("prefix", ""), progress)
+                   for phase, statements in request["phases"].items()}
+        _emit(RESULT, {"results": results, "seconds": round(time.monotonic() - started, 1)})
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--catalog", choices=["hive", "derby"], required=True)
+    parser.add_argument("--catalog", choices=["hive", "derby", "defaults"], required=True)
     parser.add_argument("--derby", default="", help="directory for the embedded Derby metastore")
     parser.add_argument("--warehouse", required=True)
-    parser.add_argument("--ext", required=True, help="path for the external table's data")
+    parser.add_argument("--ext", default="", help="path for the external table's data (one-shot form)")
     parser.add_argument("--uris", default="")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="more session settings")
+    parser.add_argument("--serve", action="store_true", help="answer requests on stdin (see SparkProcess)")
     args = parser.parse_args()
     spark = session(args)
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        spark.range(5).write.mode("overwrite").parquet(args.ext)
-        results = {"setup": run(spark, SETUP, args.ext), "queries": run(spark, QUERIES, args.ext),
-                   "overwrite": run(spark, OVERWRITE, args.ext),
-                   "teardown": run(spark, TEARDOWN, args.ext)}
+        if args.serve:
+            serve(spark)
+        else:
+            _emit(RESULT, {phase: run(spark, statements, args.ext) for phase, statements in PHASES.items()})
     finally:
         spark.stop()
-    print("WORKLOAD-RESULT " + json.dumps(results))
     return 0
+
+
+# ------------------------------------------------------------------------ parent side
+class SparkProcess:
+    """A ``--serve`` child: one SparkSession in its own JVM, kept for many requests.
+
+    ``conf_dir`` becomes the child's SPARK_CONF_DIR; by default an empty directory, so the
+    host's client configuration (roles/spark) cannot leak into a session meant to be
+    configured by its arguments alone."""
+
+    def __init__(self, args: list[str], log: Path, conf_dir: str | None = None, env: dict | None = None):
+        self.log = Path(log)
+        self._empty_conf = None if conf_dir else tempfile.TemporaryDirectory(prefix="spark-conf-")
+        environment = dict(os.environ, **(env or {}))
+        environment["SPARK_CONF_DIR"] = conf_dir or self._empty_conf.name
+        environment.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        self._stderr = open(self.log, "wb")
+        self.process = subprocess.Popen([sys.executable, str(SCRIPT), "--serve", *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1,
+                                        env=environment)
+        self._messages: queue.Queue = queue.Queue()
+        self.progress = 0
+        self.info: dict | None = None
+        threading.Thread(target=self._read, daemon=True, name=f"spark-{self.process.pid}").start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            for tag in (READY, PROGRESS, RESULT):
+                if line.startswith(tag):
+                    self._messages.put((tag, line[len(tag):].strip()))
+        self._messages.put((None, None))  # the child's stdout closed
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else "(no log)"
+
+    def _next(self, want: str, deadline: float):
+        while True:
+            try:
+                tag, payload = self._messages.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {want.strip()} from the Spark child within the deadline "
+                                     f"(progress {self.progress}); its log:\n{self.log_tail()}") from None
+            if tag is None:
+                self._messages.put((None, None))
+                raise AssertionError(f"the Spark child exited ({self.process.poll()}) before {want.strip()}; "
+                                     f"its log:\n{self.log_tail()}")
+            if tag == PROGRESS:
+                self.progress = int(payload)
+            if tag == want:
+                return payload if tag == PROGRESS else json.loads(payload)
+
+    def ready(self, timeout: float = 300.0) -> dict:
+        """Wait until the session is up; returns what it reported about its configuration."""
+        if self.info is None:
+            self.info = self._next(READY, time.monotonic() + timeout)
+        return self.info
+
+    def submit(self, phases: dict, ext: str = "", prefix: str = "") -> None:
+        self.progress = 0
+        self.process.stdin.write(json.dumps({"phases": phases, "ext": ext, "prefix": prefix}) + "\n")
+        self.process.stdin.flush()
+
+    def wait_progress(self, statements: int, timeout: float = 300.0) -> None:
+        """Block until the request in flight has finished ``statements`` statements."""
+        deadline = time.monotonic() + timeout
+        while self.progress < statements:
+            self._next(PROGRESS, deadline)
+
+    def result(self, timeout: float = 900.0) -> dict:
+        """The answer to the request in flight: {phase: {statement: rows or error}}."""
+        return self._next(RESULT, time.monotonic() + timeout)["results"]
+
+    def run(self, phases: dict, ext: str = "", prefix: str = "", timeout: float = 900.0) -> dict:
+        self.ready(timeout)
+        self.submit(phases, ext, prefix)
+        return self.result(timeout)
+
+    def close(self, timeout: float = 60.0) -> int:
+        """Stop the session (stdin closes) and wait for the JVM; kill it if it hangs."""
+        if self._stderr.closed:
+            return self.process.returncode
+        try:
+            if self.process.stdin and not self.process.stdin.closed:
+                self.process.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(timeout)
+        self._stderr.close()
+        if self._empty_conf:
+            self._empty_conf.cleanup()
+        return code
 
 
 if __name__ == "__main__":

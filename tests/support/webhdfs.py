@@ -20,6 +20,9 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
+from hopshive.core.db import Database
+from tests.support.namenode import NamenodeServer
+
 PREFIX = "/webhdfs/v1"
 TEST_ROOT = "/hopshive-tests"
 TIMEOUT = 60
@@ -196,8 +199,8 @@ class Target:
 
     url: str
     superuser: str
-    server: object | None = None
-    database: object | None = None
+    server: NamenodeServer | None = None
+    database: Database | None = None
 
     def client(self, user: str, doas: str | None = None) -> WebHdfs:
         return WebHdfs(self.url, user, doas)
