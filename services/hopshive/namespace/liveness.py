@@ -20,7 +20,10 @@ log = logging.getLogger(__name__)
 
 class Liveness:
     def __init__(self, db: Database, address: str, dead_after: float, generation: float | None = None):
-        self.db, self.address, self.dead_after = db, address, dead_after
+        # Liveness is checked while an operation holds row locks on a connection of the
+        # main pool; a pool of its own keeps a full main pool from stalling that check.
+        self.db = Database(dict(db.config, pool_size=2))
+        self.address, self.dead_after = address, dead_after
         # Milliseconds, exactly as TIMESTAMP(3) stores them, so equal generations compare equal.
         self.generation_ms = int((generation or time.time()) * 1000)
         self.namenode_id: int | None = None
@@ -44,6 +47,7 @@ class Liveness:
 
     def unregister(self) -> None:
         self.db.run(lambda tx: tx.execute("DELETE FROM hops.hdfs_namenodes WHERE id=%s", (self.namenode_id,)))
+        self.db.close()
 
     def dead(self, tx: Tx) -> list[int]:
         """Namenodes whose heartbeat expired, or that an earlier start at our address left behind."""
