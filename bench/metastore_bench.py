@@ -19,6 +19,7 @@ import os
 import queue as queue_mod
 import random
 import sys
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hms_workload as wl  # noqa: E402
 from reference_hms import ReferenceMetastore, port_open  # noqa: E402
+from server_cpu import ServerCPU  # noqa: E402
 
 BARRIER_TIMEOUT_S = 300.0
 RESULT_TIMEOUT_S = 1800.0
@@ -44,6 +46,7 @@ class Cell:
     wall_s: float = 0.0
     errors: list[str] = field(default_factory=list)
     expected_rows: int | None = None
+    server_cpu_s: float | None = None    # CPU the server's processes used during the timed calls
 
     def p(self, q: float) -> float | None:
         """Nearest-rank percentile, in seconds."""
@@ -55,6 +58,12 @@ class Cell:
     @property
     def ops_per_s(self) -> float | None:
         return len(self.samples) / self.wall_s if self.samples and self.wall_s > 0 else None
+
+    @property
+    def cpu_ms_per_call(self) -> float | None:
+        if self.server_cpu_s is None or not self.samples:
+            return None
+        return 1000 * self.server_cpu_s / len(self.samples)
 
     @property
     def key(self) -> tuple:
@@ -108,17 +117,22 @@ def _worker(address, call: wl.Call, target: wl.Target, index: int, plan: Plan, b
 
 
 def run_cell(address: str, call: wl.Call, target: wl.Target, clients: int, plan: Plan,
-             partitions: int | None) -> Cell:
+             partitions: int | None, cpu: ServerCPU) -> Cell:
     """Run ``call`` from ``clients`` processes at once; latency per call, throughput over the
-    wall time from the common start to the last client's end."""
+    wall time from the common start to the last client's end, server CPU over the same span."""
     ctx = multiprocessing.get_context("fork")
-    barrier, results = ctx.Barrier(clients), ctx.Queue()
+    barrier, results = ctx.Barrier(clients + 1), ctx.Queue()   # + this process, to read the CPU
     procs = [ctx.Process(target=_worker, args=(address, call, target, k, plan, barrier, results), daemon=True)
              for k in range(clients)]
     for proc in procs:
         proc.start()
     cell = Cell(call.name, partitions, clients,
                 expected_rows=call.expect(target.partitions) if call.expect else None)
+    try:
+        barrier.wait(BARRIER_TIMEOUT_S)
+        cpu0 = cpu.seconds()
+    except threading.BrokenBarrierError:
+        cpu0 = None
     starts, ends, deadline = [], [], time.monotonic() + RESULT_TIMEOUT_S
     reported, last_chance = 0, False
     while reported < clients:
@@ -137,6 +151,9 @@ def run_cell(address: str, call: wl.Call, target: wl.Target, clients: int, plan:
         cell.rows |= rows
         if error and not error.startswith("BrokenBarrierError"):
             cell.errors.append(error)
+    cpu1 = cpu.seconds()
+    if cpu0 is not None and cpu1 is not None and not cell.errors:
+        cell.server_cpu_s = cpu1 - cpu0
     for proc in procs:
         proc.join(10)
         if proc.is_alive():
@@ -151,13 +168,16 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def single(name: str, partitions: int | None, fn, expected: int | None = None) -> Cell:
-    """One timed call in this process (setup batches and drops)."""
-    cell = Cell(name, partitions, 1, expected_rows=expected)
-    t0 = time.perf_counter()
+def single(name: str, partitions: int | None, fn, cpu: ServerCPU) -> Cell:
+    """One timed call in this process (the drops)."""
+    cell = Cell(name, partitions, 1)
+    cpu0, t0 = cpu.seconds(), time.perf_counter()
     try:
         got = fn()
         cell.samples.append(time.perf_counter() - t0)
+        cpu1 = cpu.seconds()
+        if cpu0 is not None and cpu1 is not None:
+            cell.server_cpu_s = cpu1 - cpu0
         if got is not None:
             cell.rows.add(got)
     except Exception as exc:
@@ -166,7 +186,8 @@ def single(name: str, partitions: int | None, fn, expected: int | None = None) -
     return cell
 
 
-def load_table(address: str, db: str, db_location: str, n: int, dirs: wl.DirMaker) -> tuple[str, list[Cell]]:
+def load_table(address: str, db: str, db_location: str, n: int, dirs: wl.DirMaker,
+               cpu: ServerCPU) -> tuple[str, list[Cell]]:
     """part_<n> with n partitions, reused when it already has exactly n (our metastore keeps
     it between runs); otherwise recreated and loaded in timed batches of 1,000."""
     table = f"part_{n}"
@@ -175,15 +196,17 @@ def load_table(address: str, db: str, db_location: str, n: int, dirs: wl.DirMake
             log(f"  {table}: reusing, {n} partitions present")
             return hms.get_table(db, table).sd.location, []
         location = wl.create_table(hms, db, table, db_location)
-        load = Cell(wl.LOAD_NAME, n, 1, expected_rows=wl.BATCH)
+        load = Cell(wl.LOAD_NAME, n, 1, expected_rows=wl.BATCH, server_cpu_s=0.0)
         t_start = time.perf_counter()
         for start in range(0, n, wl.BATCH):
             parts = wl.make_partitions(db, table, location,
                                        [wl.partition_values(i) for i in range(start, start + wl.BATCH)])
             dirs.make([p.sd.location for p in parts])
-            t0 = time.perf_counter()
+            cpu0, t0 = cpu.seconds(), time.perf_counter()
             load.rows.add(wl.add_batch(hms, db, table, parts, need_result=False))
             load.samples.append(time.perf_counter() - t0)
+            cpu1 = cpu.seconds()
+            load.server_cpu_s = None if cpu0 is None or cpu1 is None else load.server_cpu_s + cpu1 - cpu0
             if (start // wl.BATCH) % 10 == 9:
                 log(f"  {table}: {start + wl.BATCH}/{n} partitions, last batch {load.samples[-1]:.2f}s")
         load.wall_s = time.perf_counter() - t_start
@@ -195,6 +218,7 @@ def describe(label: str, cell: Cell) -> str:
     where = f"n={cell.partitions} " if cell.partitions else ""
     return (f"  {label} {cell.call} {where}c={cell.clients}: p50 {fmt_ms(cell.p(0.5))} ms, "
             f"{fmt_rate(cell.ops_per_s)}/s, {len(cell.samples)} calls"
+            + (f", server CPU {fmt_ms(cell.cpu_ms_per_call / 1000)} ms/call" if cell.cpu_ms_per_call else "")
             + (f", rows {sorted(cell.rows)} (expected {cell.expected_rows})" if cell.wrong_rows else "")
             + (f", ERROR {cell.errors[0]}" if cell.errors else ""))
 
@@ -204,6 +228,7 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
     concurrent adds; then the timed drops."""
     plan = Plan(args.duration, args.iterations, args.min_iterations, args.warmup)
     dirs = wl.DirMaker(args.precreate_dirs, args.webhdfs_user)
+    cpu = ServerCPU(address)
     cells: list[Cell] = []
 
     def keep(cell: Cell) -> None:
@@ -211,18 +236,19 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
         log(describe(label, cell))
 
     log(f"{label}: {address}, locations under {location_prefix}, partition directories made by "
-        + ("the bench (untimed)" if dirs.applies(location_prefix) else "the server"))
+        + ("the bench (untimed)" if dirs.applies(location_prefix) else "the server")
+        + (f"; server CPU from pids {cpu.pids}" if cpu.pids else "; server CPU not measurable (not local)"))
     with wl.MetastoreClient(address) as hms:
         db_location = wl.ensure_database(hms, args.database, location_prefix)
 
     for n in args.partitions:
-        location, load = load_table(address, args.database, db_location, n, dirs)
+        location, load = load_table(address, args.database, db_location, n, dirs, cpu)
         cells.extend(load)
         target = wl.Target(args.database, f"part_{n}", n, location)
         for call in wl.READ_CALLS:
             if call.per_size or n == args.partitions[0]:
                 for clients in args.clients:
-                    keep(run_cell(address, call, target, clients, plan, n if call.per_size else None))
+                    keep(run_cell(address, call, target, clients, plan, n if call.per_size else None, cpu))
 
     add_table = "add_scratch"  # recreated here; left for --cleanup (or the next run) to drop untimed
     with wl.MetastoreClient(address) as hms:
@@ -230,13 +256,13 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
     for clients in args.clients:
         per_client = -(-max(clients, args.add_batches) // clients)
         target = wl.Target(args.database, add_table, 0, add_location, f"c{clients}", dirs)
-        keep(run_cell(address, wl.ADD_CALL, target, clients, Plan(0, per_client, 0, 0), None))
+        keep(run_cell(address, wl.ADD_CALL, target, clients, Plan(0, per_client, 0, 0), None, cpu))
 
     with wl.MetastoreClient(address) as hms:
         for n in [n for n in args.partitions if n in args.drop]:
             log(f"  {label} dropping part_{n} ({n:,} partitions)")
             keep(single(wl.DROP_NAME, n, functools.partial(
-                hms.drop_table_with_environment_context, args.database, f"part_{n}", True, None)))
+                hms.drop_table_with_environment_context, args.database, f"part_{n}", True, None), cpu))
         if cleanup:
             log(f"  {label} --cleanup: dropping database {args.database}")
             hms.drop_database(args.database, True, True)
@@ -278,10 +304,12 @@ def _rows(cell: Cell | None) -> str:
 
 def _stats(cell: Cell | None) -> list[str]:
     if cell is None:
-        return ["—"] * 4
+        return ["—"] * 5
     if cell.errors and not cell.samples:
-        return [f"ERROR: {cell.errors[0][:80]}", "", "", ""]
-    return [fmt_ms(cell.p(0.5)), fmt_ms(cell.p(0.99)), fmt_rate(cell.ops_per_s), str(len(cell.samples))]
+        return [f"ERROR: {cell.errors[0][:80]}", "", "", "", ""]
+    cpu = cell.cpu_ms_per_call
+    return [fmt_ms(cell.p(0.5)), fmt_ms(cell.p(0.99)), fmt_rate(cell.ops_per_s),
+            "—" if cpu is None else fmt_ms(cpu / 1000), str(len(cell.samples))]
 
 
 def report(results: dict[str, list[Cell]]) -> str:
@@ -290,10 +318,10 @@ def report(results: dict[str, list[Cell]]) -> str:
     keys = list(dict.fromkeys(c.key for cells in results.values() for c in cells))
     head = ["call", "partitions", "rows", "clients"]
     for label in labels:
-        head += [f"{label} p50 ms", f"{label} p99 ms", f"{label} calls/s", f"{label} n"]
+        head += [f"{label} p50 ms", f"{label} p99 ms", f"{label} calls/s", f"{label} CPU ms/call", f"{label} n"]
     both = "ours" in index and "reference" in index
     if both:
-        head += ["p50 ours/ref", "calls/s ours/ref"]
+        head += ["p50 ours/ref", "calls/s ours/ref", "CPU/call ours/ref"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in keys:
         cells = {label: index[label].get(key) for label in labels}
@@ -304,7 +332,8 @@ def report(results: dict[str, list[Cell]]) -> str:
         if both:
             ours, ref = cells["ours"], cells["reference"]
             row += [fmt_ratio(ours and ours.p(0.5), ref and ref.p(0.5)),
-                    fmt_ratio(ours and ours.ops_per_s, ref and ref.ops_per_s)]
+                    fmt_ratio(ours and ours.ops_per_s, ref and ref.ops_per_s),
+                    fmt_ratio(ours and ours.cpu_ms_per_call, ref and ref.cpu_ms_per_call)]
         lines.append("| " + " | ".join(row) + " |")
     errors = [f"- {label} {c.call} n={c.partitions} c={c.clients}: {e}"
               for label, cells in results.items() for c in cells for e in c.errors]
@@ -326,6 +355,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reference-at", metavar="HOST:PORT",
                    help="use an HMS 2.3.10 already running (bench/reference_hms.py) instead of starting one")
     p.add_argument("--reference-port", type=int, default=0, help="port for the started HMS (default: free)")
+    p.add_argument("--reference-heap", default="1g",
+                   help="-Xmx of the started HMS (default %(default)s; 8 clients reading 100k partitions need more)")
     p.add_argument("--ours-location", default="webhdfs://127.0.0.1:9870/bench/hms",
                    help="location prefix for ours; our metastore creates dirs through WebHDFS (default %(default)s)")
     p.add_argument("--reference-location", help="location prefix for the reference (default: its warehouse)")
@@ -340,8 +371,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--duration", type=float, default=5.0, help="seconds per read measurement (default 5)")
     p.add_argument("--iterations", type=int, help="calls per client instead of --duration")
     p.add_argument("--min-iterations", type=int, default=2, help="calls per client at least (default 2)")
-    p.add_argument("--warmup", type=float, default=1.0,
-                   help="seconds of untimed calls per client before each measurement, at least one call (default 1)")
+    p.add_argument("--warmup", type=float, default=2.0,
+                   help="seconds of untimed calls per client before each measurement, at least one call (default 2)")
     p.add_argument("--add-batches", type=int, default=4,
                    help="add_partitions_req batches of 1000 per client count (default 4, at least one per client)")
     p.add_argument("--drop", type=_ints, default=[10000],
@@ -376,12 +407,13 @@ def main(argv: list[str] | None = None) -> int:
         prefix = args.reference_location or "file:///tmp/hms-bench-reference"
         results["reference"] = bench_target("reference", args.reference_at, prefix, args)
     elif run_ref:
-        with ReferenceMetastore(port=args.reference_port or None) as ref:
+        with ReferenceMetastore(port=args.reference_port or None, heap=args.reference_heap) as ref:
             log(f"reference HMS 2.3.10 up on {ref.address} (log {ref.log_path})")
             results["reference"] = bench_target("reference", ref.address,
                                                 args.reference_location or f"{ref.warehouse}/bench", args)
-            notes.append("reference: HMS 2.3.10, MariaDB, direct SQL "
-                         + ("on" if ref.uses_direct_sql() else "**OFF** (numbers are not representative)"))
+            notes.append(f"reference: HMS 2.3.10, -Xmx{ref.heap}, MariaDB, direct SQL "
+                         + ("on" if ref.uses_direct_sql() else "**OFF** (numbers are not representative)")
+                         + ref.log_findings())
     stall1, wall = cpu_stall_us(), time.monotonic() - wall0
     notes.append(f"load average at end {os.getloadavg()[0]:.2f}; run took {wall / 60:.1f} min"
                  + (f"; something waited for a CPU {100 * (stall1 - stall0) / 1e6 / wall:.0f}% of the time"

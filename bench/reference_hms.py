@@ -152,6 +152,17 @@ class ReferenceMetastore:
         except FileNotFoundError:
             return False
 
+    def log_findings(self) -> str:
+        """What in the log makes numbers suspect: ORM fallbacks (direct SQL failed for a call)
+        and OutOfMemoryErrors, as text for the report ('' when none)."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        found = {"fell back from direct SQL to ORM": text.count("Falling back to ORM path"),
+                 "java.lang.OutOfMemoryError": text.count("java.lang.OutOfMemoryError")}
+        return "".join(f"; **{n}× {what}** (see {self.log_path})" for what, n in found.items() if n)
+
     def command(self) -> list[str]:
         classpath = os.pathsep.join([str(self.conf_dir), f"{pyspark_jars()}/*", str(MARIADB_JAR)])
         return ["java", f"-Xmx{self.heap}", f"-Dhive.log.dir={self.workdir}", "-Dhive.log.file=hms.log",
@@ -196,7 +207,12 @@ class ReferenceMetastore:
         if not self.keep:
             self._drop_schema()
             if self._own_workdir:
-                shutil.rmtree(self.workdir, ignore_errors=True)
+                shutil.rmtree(self.workdir / "warehouse", ignore_errors=True)
+                if self.log_findings():
+                    print(f"reference HMS: kept {self.workdir} for its logs{self.log_findings()}",
+                          file=sys.stderr)
+                else:
+                    shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "ReferenceMetastore":
         return self.start()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from harness.support import inodes, targets as target_config
+from harness.support import inodes, metastore as hms, targets as target_config
 from harness.support.spark import session
 from harness.support.webhdfs import WebHdfs
 
@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(items):
 def _unavailable(targets, reason: str):
     if targets.required:
         pytest.fail(f"{reason} (HOPSHIVE_E2E_REQUIRED is set)", pytrace=False)
-    pytest.skip(f"{reason}; set HOPSHIVE_WEBHDFS_URL/HOPSHIVE_DB or --inventory")
+    pytest.skip(f"{reason}; set HOPSHIVE_WEBHDFS_URL/HOPSHIVE_METASTORE_URIS/HOPSHIVE_DB or --inventory")
 
 
 @pytest.fixture(scope="session")
@@ -126,3 +126,62 @@ def local_dir(tmp_path):
     path = tmp_path / "local"
     path.mkdir()
     return path
+
+
+# ------------------------------------------------------------------ metastore
+@pytest.fixture(scope="session")
+def run_id(root) -> str:
+    """This run's id (the suffix of its root), for names outside the namespace."""
+    return root.rsplit("-", 1)[-1]
+
+
+@pytest.fixture(scope="session")
+def metastores(targets, webhdfs) -> list[tuple]:
+    """Every deployed metastore instance, (host, port), each answering get_database('default')."""
+    problems = {f"{host}:{port}": why for host, port in targets.metastores
+                if (why := hms.probe((host, port)))}
+    if problems:
+        _unavailable(targets, f"metastore instances ({targets.source}) are not usable: {problems}")
+    return list(targets.metastores)
+
+
+@pytest.fixture
+def scratch(root, webhdfs, targets, run_id, metastores, request):
+    """A test's own metastore names and directory: (database name prefix, directory,
+    webhdfs:// URI of the directory).  Databases with the prefix are dropped before and
+    after; the directory is removed after (which takes any metadata still linked to it)."""
+    name = "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:40].strip("_")
+    prefix, path = f"hh_{run_id}_{name}_", f"{root}/ms/{name}"
+    hms.drop_databases(metastores[0], targets.user, prefix)
+    webhdfs.delete(path, recursive=True)
+    assert webhdfs.mkdirs(path, "755"), f"MKDIRS {path} returned false"
+    yield prefix, path, targets.uri(path)
+    hms.drop_databases(metastores[0], targets.user, prefix)
+    webhdfs.delete(path, recursive=True)
+
+
+@pytest.fixture(scope="session")
+def hive_spark(targets, root, metastores, tmp_path_factory):
+    """One Spark session with Hive support on the deployed metastores, in a JVM of its own
+    (a JVM holds one SparkContext, and the `spark` fixture's has the in-memory catalog).
+    Where the deployment wrote the Spark client configuration on this machine (roles/spark)
+    the session takes everything but its warehouse from there, as a user's pyspark would;
+    otherwise it is configured from the targets.  Started here, awaited on first use."""
+    pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
+    from tests.support.spark_workload import SparkProcess
+
+    warehouse = targets.uri(f"{root}/hive-warehouse")
+    if targets.spark_conf_dir:
+        if not (Path(targets.spark_conf_dir) / "spark-defaults.conf").exists():
+            _unavailable(targets, f"no Spark client configuration in {targets.spark_conf_dir} (roles/spark)")
+        args, conf_dir = ["--catalog", "defaults", "--warehouse", warehouse], targets.spark_conf_dir
+    else:
+        args = ["--catalog", "hive", "--uris", targets.metastore_uris, "--warehouse", warehouse,
+                "--conf", f"spark.hadoop.fs.defaultFS=webhdfs://{targets.authority}",
+                "--conf", "spark.hadoop.hive.metastore.failure.retries=3",
+                "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s"]
+        conf_dir = None
+    log = tmp_path_factory.mktemp("hive-spark") / "spark.log"
+    process = SparkProcess(args, log, conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.user})
+    yield process
+    process.close()

@@ -1,8 +1,15 @@
-"""Where the harness points: the WebHDFS endpoint, the namespace database and the user.
+"""Where the harness points: the WebHDFS endpoint, the metastore instances, the database
+and the user.
 
 Targets come from an Ansible inventory (``--inventory PATH``) or from the environment:
 
   HOPSHIVE_WEBHDFS_URL    WebHDFS base URL (default http://127.0.0.1:9870)
+  HOPSHIVE_METASTORE_URIS the metastore instances, thrift://host:port,... (default
+                          thrift://127.0.0.1:9083,thrift://127.0.0.1:9084)
+  HOPSHIVE_SPARK_CONF_DIR the Spark client configuration the deployment wrote (roles/spark),
+                          used by the metastore Spark scenarios when it is on this machine
+                          (default /etc/hopshive/spark when the inventory's spark host is
+                          this machine; "" to configure Spark from the targets instead)
   HOPSHIVE_DB             mysql://user:password@host:port/?unix_socket=/path (default: root
                           over /run/mysqld/mysqld.sock); or the separate variables
                           HOPSHIVE_DB_HOST, _PORT, _USER, _PASSWORD, _UNIX_SOCKET
@@ -25,6 +32,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import yaml
 
 DEFAULT_URL = "http://127.0.0.1:9870"
+DEFAULT_METASTORES = (("127.0.0.1", 9083), ("127.0.0.1", 9084))
+DEFAULT_SPARK_CONF_DIR = "/etc/hopshive/spark"
+LOCAL_NAMES = ("127.0.0.1", "localhost", "::1")
 DEFAULT_DB = {"user": "root", "password": "", "unix_socket": "/run/mysqld/mysqld.sock"}
 _DB_VARS = ("host", "port", "user", "password", "unix_socket")
 
@@ -33,6 +43,8 @@ _DB_VARS = ("host", "port", "user", "password", "unix_socket")
 class Targets:
     webhdfs_url: str
     db: dict = field(default_factory=dict)  # pymysql.connect() keyword arguments
+    metastores: tuple = DEFAULT_METASTORES  # ((host, port), ...), every instance of every host
+    spark_conf_dir: str | None = None       # the deployed Spark client configuration, if local
     user: str = "root"
     base: str = "/tmp"
     required: bool = False
@@ -45,6 +57,21 @@ class Targets:
 
     def uri(self, path: str) -> str:
         return f"webhdfs://{self.authority}{path}"
+
+    @property
+    def metastore_uris(self) -> str:
+        """hive.metastore.uris: every instance, comma-separated."""
+        return ",".join(f"thrift://{host}:{port}" for host, port in self.metastores)
+
+
+def metastores_from_uris(value: str) -> tuple:
+    found = []
+    for uri in filter(None, (u.strip() for u in value.split(","))):
+        parts = urlsplit(uri)
+        if parts.scheme != "thrift" or not parts.hostname or not parts.port:
+            raise ValueError(f"HOPSHIVE_METASTORE_URIS: {uri!r} is not thrift://host:port")
+        found.append((parts.hostname, parts.port))
+    return tuple(found)
 
 
 def db_from_url(url: str) -> dict:
@@ -62,10 +89,15 @@ def db_from_url(url: str) -> dict:
 
 def load(inventory: str | None, environ=os.environ) -> Targets:
     url, db, source = None, {}, "environment"
+    metastores, spark_host = DEFAULT_METASTORES, "127.0.0.1"
     if inventory:
-        url, db = from_inventory(inventory)
+        url, db, metastores, spark_host = from_inventory(inventory)
         source = f"inventory {inventory}"
     url = environ.get("HOPSHIVE_WEBHDFS_URL") or url or DEFAULT_URL
+    if environ.get("HOPSHIVE_METASTORE_URIS"):
+        metastores = metastores_from_uris(environ["HOPSHIVE_METASTORE_URIS"])
+    spark_conf_dir = environ.get("HOPSHIVE_SPARK_CONF_DIR",
+                                 DEFAULT_SPARK_CONF_DIR if spark_host in LOCAL_NAMES else "") or None
     if environ.get("HOPSHIVE_DB"):
         db = db_from_url(environ["HOPSHIVE_DB"])
     separate = {n: environ[f"HOPSHIVE_DB_{n.upper()}"] for n in _DB_VARS if f"HOPSHIVE_DB_{n.upper()}" in environ}
@@ -77,7 +109,8 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
         db["port"] = int(db["port"])
     if db.get("unix_socket") and not Path(db["unix_socket"]).exists():
         db.pop("unix_socket")  # a remote site: the socket named in group_vars is not on this machine
-    return Targets(webhdfs_url=url.rstrip("/"), db=db,
+    return Targets(webhdfs_url=url.rstrip("/"), db=db, metastores=metastores or DEFAULT_METASTORES,
+                   spark_conf_dir=spark_conf_dir,
                    user=environ.get("HOPSHIVE_E2E_USER") or getpass.getuser(),
                    base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
@@ -85,9 +118,10 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
 
 
 # ------------------------------------------------------------------ inventory
-def from_inventory(path: str) -> tuple[str | None, dict]:
-    """(WebHDFS URL, database settings) from an Ansible YAML inventory: the first host of
-    the `namenode` and `mysql_cluster` groups, ports and accounts from group_vars."""
+def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None]:
+    """(WebHDFS URL, database settings, metastore instances, Spark client host) from an
+    Ansible YAML inventory: the first host of the `namenode`, `mysql_cluster` and `spark`
+    groups, every host of `metastore`, ports and accounts from group_vars."""
     hosts_file = Path(path)
     if hosts_file.is_dir():
         hosts_file = next((hosts_file / n for n in ("hosts.yml", "hosts.yaml") if (hosts_file / n).exists()),
@@ -97,14 +131,15 @@ def from_inventory(path: str) -> tuple[str | None, dict]:
     _walk_group("all", tree.get("all", {}), groups, hostvars)
     variables = _group_vars(hosts_file.parent / "group_vars")
 
-    def host(group: str) -> str | None:
-        members = groups.get(group) or []
-        if not members:
-            return None
-        name, own = members[0], hostvars.get(members[0], {})
+    def address(name: str) -> str:
+        own = hostvars.get(name, {})
         if own.get("ansible_host"):
             return str(own["ansible_host"])
         return "127.0.0.1" if name == "localhost" or own.get("ansible_connection") == "local" else name
+
+    def host(group: str) -> str | None:
+        members = groups.get(group) or []
+        return address(members[0]) if members else None
 
     def var(name: str, default=None):
         value = _render(variables.get(name), variables)
@@ -118,7 +153,9 @@ def from_inventory(path: str) -> tuple[str | None, dict]:
         db = {"host": host("mysql_cluster"), "port": var("hopshive_db_port", 3306),
               "user": var("hopshive_db_admin_user", "root"), "password": var("hopshive_db_admin_password", ""),
               "unix_socket": var("hopshive_db_admin_unix_socket", "")}
-    return url, db
+    ports = var("hopshive_metastore_ports", [var("hopshive_metastore_port", 9083)])
+    metastores = tuple((address(name), int(port)) for name in groups.get("metastore") or [] for port in ports)
+    return url, db, metastores, host("spark")
 
 
 def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:

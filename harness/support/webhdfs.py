@@ -43,8 +43,14 @@ class WebHdfs:
         extra = {"permission": permission} if permission else {}
         return self._call("PUT", path, "MKDIRS", **extra).json()["boolean"]
 
-    def delete(self, path: str, recursive: bool = True) -> bool:
-        return self._call("DELETE", path, "DELETE", recursive=recursive).json()["boolean"]
+    def delete(self, path: str, recursive: bool = True, skiptrash: bool | None = None) -> bool:
+        """DELETE; ``skiptrash=False`` moves the entry to the caller's trash instead (the
+        Hadoop 3.4 parameter; left out unless given)."""
+        extra = {} if skiptrash is None else {"skiptrash": skiptrash}
+        return self._call("DELETE", path, "DELETE", recursive=recursive, **extra).json()["boolean"]
+
+    def rename(self, source: str, destination: str) -> bool:
+        return self._call("PUT", source, "RENAME", destination=destination).json()["boolean"]
 
     def block_locations(self, path: str) -> list[dict]:
         body = self._call("GET", path, "GETFILEBLOCKLOCATIONS").json()

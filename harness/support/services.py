@@ -1,0 +1,87 @@
+"""Deployed service instances on this machine, controlled the way the roles run them:
+``hopshive-supervisorctl`` on hosts without systemd (roles/install), ``systemctl``
+otherwise.  Used by the `destructive` scenarios only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+
+from tests.support.polling import wait_until
+
+SUPERVISORCTL = "/usr/local/bin/hopshive-supervisorctl"
+DEADLINE = 60.0
+
+
+class Service:
+    """One supervisord program or systemd unit."""
+
+    def __init__(self, manager: str, name: str):
+        self.manager, self.name = manager, name
+
+    def __repr__(self) -> str:
+        return f"{self.manager}:{self.name}"
+
+    def _run(self, *args: str, check: bool = False) -> subprocess.CompletedProcess:
+        command = [SUPERVISORCTL, *args, self.name] if self.manager == "supervisord" \
+            else ["systemctl", *args, self.name]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE)
+        if check and done.returncode != 0:
+            raise AssertionError(f"{' '.join(command)} failed ({done.returncode}): {done.stdout}{done.stderr}")
+        return done
+
+    def state(self) -> str:
+        if self.manager == "supervisord":
+            words = self._run("status").stdout.split()
+            return words[1] if len(words) > 1 else "UNKNOWN"
+        return self._run("is-active").stdout.strip().upper()
+
+    def pid(self) -> int | None:
+        if self.manager == "supervisord":
+            out = self._run("pid").stdout.strip()
+        else:
+            out = self._run("show", "--property=MainPID", "--value").stdout.strip()
+        return int(out) if out.isdigit() and int(out) > 0 else None
+
+    def crash(self) -> int:
+        """kill -9 of the service's whole process group (master and workers); returns the pid."""
+        pid = wait_until(self.pid, DEADLINE, lambda _: f"{self} has no process to kill ({self.state()})")
+        group = os.getpgid(pid)
+        if group == os.getpgrp():
+            raise AssertionError(f"{self} runs in the harness's own process group; refusing to kill it")
+        os.killpg(group, signal.SIGKILL)
+        wait_until(lambda: self.pid() != pid, DEADLINE, lambda _: f"{self} still shows pid {pid} after SIGKILL")
+        return pid
+
+    def stop(self) -> None:
+        """Stop it and keep it stopped (the supervisor restarts a crashed service by itself,
+        so this insists until the state stays down)."""
+        def stopped() -> bool:
+            self._run("stop")
+            return self.state() in ("STOPPED", "INACTIVE", "FAILED")
+        wait_until(stopped, DEADLINE, lambda _: f"{self} does not stay stopped ({self.state()})")
+
+    def start(self) -> None:
+        if self.state() not in ("RUNNING", "ACTIVE", "STARTING", "ACTIVATING"):
+            self._run("start")
+        wait_until(lambda: self.state() in ("RUNNING", "ACTIVE"), DEADLINE,
+                   lambda _: f"{self} does not run ({self.state()})")
+
+
+def manager() -> str | None:
+    """How services are run on this machine, or None when the harness cannot control them."""
+    if os.geteuid() != 0:
+        return None
+    if os.path.exists(SUPERVISORCTL) and subprocess.run([SUPERVISORCTL, "pid"], capture_output=True,
+                                                        timeout=DEADLINE).returncode == 0:
+        return "supervisord"
+    if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
+        return "systemd"
+    return None
+
+
+def metastore(port: int, how: str) -> Service:
+    """The metastore instance on ``port`` (names from roles/metastore)."""
+    return Service(how, f"hopshive-metastore-{port}" if how == "supervisord" else f"hopshive-metastore@{port}")
