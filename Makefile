@@ -29,7 +29,7 @@ docs: ## Regenerate the variable tables of roles/*/README.md from defaults/main.
 base-image: ## Build the Debian 12 base image molecule uses (hopshive/debian12-base:latest)
 	./scripts/build-base-image
 
-molecule: ## Run a role's molecule scenario in docker (ROLE=mysql_cluster|install|configure|namenode)
+molecule: ## Run a role's molecule scenario in docker (ROLE=mysql_cluster|install|configure|namenode|metastore|spark)
 	./scripts/molecule $(ROLE) $(or $(ARGS),test)
 
 clean: ## Remove the tool virtualenvs and build output (deployed services are left alone)

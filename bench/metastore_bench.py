@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hms_workload as wl  # noqa: E402
+from thrift.Thrift import TException  # noqa: E402
 from reference_hms import ReferenceMetastore, port_open  # noqa: E402
 from server_cpu import ServerCPU  # noqa: E402
 
@@ -238,34 +239,42 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
     log(f"{label}: {address}, locations under {location_prefix}, partition directories made by "
         + ("the bench (untimed)" if dirs.applies(location_prefix) else "the server")
         + (f"; server CPU from pids {cpu.pids}" if cpu.pids else "; server CPU not measurable (not local)"))
-    with wl.MetastoreClient(address) as hms:
-        db_location = wl.ensure_database(hms, args.database, location_prefix)
+    phase = "create the database"
+    try:
+        with wl.MetastoreClient(address) as hms:
+            db_location = wl.ensure_database(hms, args.database, location_prefix)
 
-    for n in args.partitions:
-        location, load = load_table(address, args.database, db_location, n, dirs, cpu)
-        cells.extend(load)
-        target = wl.Target(args.database, f"part_{n}", n, location)
-        for call in wl.READ_CALLS:
-            if call.per_size or n == args.partitions[0]:
-                for clients in args.clients:
-                    keep(run_cell(address, call, target, clients, plan, n if call.per_size else None, cpu))
+        for n in args.partitions:
+            phase = f"load part_{n}"
+            location, load = load_table(address, args.database, db_location, n, dirs, cpu)
+            cells.extend(load)
+            target = wl.Target(args.database, f"part_{n}", n, location)
+            for call in wl.READ_CALLS:
+                if call.per_size or n == args.partitions[0]:
+                    for clients in args.clients:
+                        keep(run_cell(address, call, target, clients, plan, n if call.per_size else None, cpu))
 
-    add_table = "add_scratch"  # recreated here; left for --cleanup (or the next run) to drop untimed
-    with wl.MetastoreClient(address) as hms:
-        add_location = wl.create_table(hms, args.database, add_table, db_location)
-    for clients in args.clients:
-        per_client = -(-max(clients, args.add_batches) // clients)
-        target = wl.Target(args.database, add_table, 0, add_location, f"c{clients}", dirs)
-        keep(run_cell(address, wl.ADD_CALL, target, clients, Plan(0, per_client, 0, 0), None, cpu))
+        phase = "create add_scratch"
+        add_table = "add_scratch"  # recreated here; left for --cleanup (or the next run) to drop untimed
+        with wl.MetastoreClient(address) as hms:
+            add_location = wl.create_table(hms, args.database, add_table, db_location)
+        for clients in args.clients:
+            per_client = -(-max(clients, args.add_batches) // clients)
+            target = wl.Target(args.database, add_table, 0, add_location, f"c{clients}", dirs)
+            keep(run_cell(address, wl.ADD_CALL, target, clients, Plan(0, per_client, 0, 0), None, cpu))
 
-    with wl.MetastoreClient(address) as hms:
-        for n in [n for n in args.partitions if n in args.drop]:
-            log(f"  {label} dropping part_{n} ({n:,} partitions)")
-            keep(single(wl.DROP_NAME, n, functools.partial(
-                hms.drop_table_with_environment_context, args.database, f"part_{n}", True, None), cpu))
-        if cleanup:
-            log(f"  {label} --cleanup: dropping database {args.database}")
-            hms.drop_database(args.database, True, True)
+        phase = "drop"
+        with wl.MetastoreClient(address) as hms:
+            for n in [n for n in args.partitions if n in args.drop]:
+                log(f"  {label} dropping part_{n} ({n:,} partitions)")
+                keep(single(wl.DROP_NAME, n, functools.partial(
+                    hms.drop_table_with_environment_context, args.database, f"part_{n}", True, None), cpu))
+            if cleanup:
+                phase = "--cleanup"
+                log(f"  {label} --cleanup: dropping database {args.database}")
+                hms.drop_database(args.database, True, True)
+    except (TException, OSError) as exc:  # the server went away or refused setup: report, don't hide
+        keep(Cell(f"ABORTED at: {phase}", None, 0, errors=[f"{type(exc).__name__}: {str(exc)[:200]}"]))
     return cells
 
 
@@ -335,8 +344,9 @@ def report(results: dict[str, list[Cell]]) -> str:
                     fmt_ratio(ours and ours.ops_per_s, ref and ref.ops_per_s),
                     fmt_ratio(ours and ours.cpu_ms_per_call, ref and ref.cpu_ms_per_call)]
         lines.append("| " + " | ".join(row) + " |")
-    errors = [f"- {label} {c.call} n={c.partitions} c={c.clients}: {e}"
-              for label, cells in results.items() for c in cells for e in c.errors]
+    errors = [f"- {label} {c.call} n={c.partitions} c={c.clients}: {e}" + (f" (×{c.errors.count(e)})"
+                                                                             if c.errors.count(e) > 1 else "")
+              for label, cells in results.items() for c in cells for e in dict.fromkeys(c.errors)]
     return "\n".join(lines + (["", "Errors:"] + errors if errors else []))
 
 

@@ -4,10 +4,10 @@ It keeps its metadata in its own MariaDB schema (``hive_ref`` by default, create
 here, reached by a throw-away user) with direct SQL on, as measured in
 /work/shared/notes/facts.md. Use it as a context manager::
 
-    with ReferenceMetastore(port=9084) as ref:
+    with ReferenceMetastore(port=9184) as ref:
         ...  # Thrift on ref.address
 
-or run it in the foreground for development: ``python bench/reference_hms.py --port 9084``.
+or run it in the foreground for development: ``python bench/reference_hms.py --port 9184``.
 """
 
 from __future__ import annotations
@@ -224,7 +224,8 @@ class ReferenceMetastore:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run Apache HMS 2.3.10 (pyspark jars) on MariaDB "
                                                  "in the foreground until Ctrl-C.")
-    parser.add_argument("--port", type=int, default=9084)
+    parser.add_argument("--port", type=int, default=9184,
+                        help="Thrift port (default %(default)s; 9083/9084 are the deployed metastores)")
     parser.add_argument("--schema", default="hive_ref", help="MariaDB schema (dropped on start)")
     parser.add_argument("--workdir", help="conf/warehouse/log directory (default: a temp dir)")
     parser.add_argument("--mysql-socket", default=DEFAULT_SOCKET)

@@ -7,6 +7,7 @@ Unreachable targets skip the tests with the reason, or fail them with HOPSHIVE_E
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from harness.support import inodes, metastore as hms, targets as target_config
+from harness.support import inodes, metastore as ms, targets as target_config
 from harness.support.spark import session
 from harness.support.webhdfs import WebHdfs
 
@@ -139,25 +140,29 @@ def run_id(root) -> str:
 def metastores(targets, webhdfs) -> list[tuple]:
     """Every deployed metastore instance, (host, port), each answering get_database('default')."""
     problems = {f"{host}:{port}": why for host, port in targets.metastores
-                if (why := hms.probe((host, port)))}
+                if (why := ms.probe((host, port)))}
     if problems:
         _unavailable(targets, f"metastore instances ({targets.source}) are not usable: {problems}")
     return list(targets.metastores)
 
 
 @pytest.fixture
-def scratch(root, webhdfs, targets, run_id, metastores, request):
-    """A test's own metastore names and directory: (database name prefix, directory,
-    webhdfs:// URI of the directory).  Databases with the prefix are dropped before and
-    after; the directory is removed after (which takes any metadata still linked to it)."""
-    name = "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:40].strip("_")
-    prefix, path = f"hh_{run_id}_{name}_", f"{root}/ms/{name}"
-    hms.drop_databases(metastores[0], targets.user, prefix)
+def scratch(root, webhdfs, targets, run_id, metastores, db, request) -> ms.Scratch:
+    """A test's own metastore names and directory.  Databases with its prefix are dropped
+    before and after; after, the directory is removed (which takes any metadata still
+    linked to it) and what the test orphaned in the metastore is swept."""
+    name = "".join(c if c.isalnum() else "_" for c in request.node.name.lower()).strip("_")
+    if len(name) > 40:   # short, and still unique per parameter set
+        name = f"{name[:31]}_{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+    path = f"{root}/ms/{name}"
+    scratch = ms.Scratch(f"hh_{run_id}_{name}_", path, targets.uri(path), ms.now(db))
+    ms.drop_databases(metastores[0], targets.user, scratch.prefix)
     webhdfs.delete(path, recursive=True)
     assert webhdfs.mkdirs(path, "755"), f"MKDIRS {path} returned false"
-    yield prefix, path, targets.uri(path)
-    hms.drop_databases(metastores[0], targets.user, prefix)
+    yield scratch
+    ms.drop_databases(metastores[0], targets.user, scratch.prefix)
     webhdfs.delete(path, recursive=True)
+    ms.sweep_orphans(targets.db, scratch.started)
 
 
 @pytest.fixture(scope="session")

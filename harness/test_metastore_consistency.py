@@ -37,7 +37,7 @@ def hive(metastores, targets):
 def sales(hive, scratch, targets):
     """Database <prefix>sales in <scratch>/sales.db with a managed table `orders` (ds, h)
     holding four partitions.  Returns (database name, table, database directory)."""
-    prefix, path, uri = scratch
+    prefix, path, uri = scratch.prefix, scratch.path, scratch.uri
     name = f"{prefix}sales"
     hive.create_database(database(name, f"{uri}/sales.db"))
     orders = table(name, "orders", parts=("ds string", "h int"), owner=targets.user)
@@ -73,18 +73,18 @@ def test_hive_drops_remove_metadata_and_directories(hive, sales, webhdfs, db, sc
     assert not exists(webhdfs, orders)
     hive.drop_database(name, True, False)
     assert not exists(webhdfs, db_path)
-    assert ms.counts(db, scratch[2]) == {"databases": 0, "tables": 0, "partitions": 0, "descriptors": 0}
-    assert_consistent(db, scratch[2])
+    assert ms.counts(db, scratch.uri) == {"databases": 0, "tables": 0, "partitions": 0, "descriptors": 0}
+    assert_consistent(db, scratch.uri)
 
 
 def test_dropping_an_external_table_keeps_its_data(hive, sales, webhdfs, db, scratch, targets):
     name, _, _ = sales
-    data = f"{scratch[1]}/external"
+    data = f"{scratch.path}/external"
     write_file(targets, f"{data}/part-0")
     hive.create_table(table(name, "ext", location=targets.uri(data), external=True, owner=targets.user))
     hive.drop_table(name, "ext", True)
     assert exists(webhdfs, f"{data}/part-0")
-    assert_consistent(db, scratch[2])
+    assert_consistent(db, scratch.uri)
 
 
 def test_directory_deleted_skipping_the_trash_takes_its_metadata(hive, sales, webhdfs, db, scratch):
@@ -99,8 +99,8 @@ def test_directory_deleted_skipping_the_trash_takes_its_metadata(hive, sales, we
     with pytest.raises(h3.NoSuchObjectException):
         hive.get_database(name)
     # every descriptor lost its inode with the rows: nothing is left for fsck either
-    assert ms.counts(db, scratch[2]) == {"databases": 0, "tables": 0, "partitions": 0, "descriptors": 0}
-    assert_consistent(db, scratch[2])
+    assert ms.counts(db, scratch.uri) == {"databases": 0, "tables": 0, "partitions": 0, "descriptors": 0}
+    assert_consistent(db, scratch.uri)
 
 
 @pytest.mark.parametrize("how", ["moved", "trashed"])
@@ -108,8 +108,8 @@ def test_directory_moved_or_trashed_takes_its_object_and_everything_below(hive, 
                                                                           targets, how):
     name, _, db_path = sales
     if how == "moved":
-        assert webhdfs.rename(db_path, f"{scratch[1]}/elsewhere.db")
-        assert exists(webhdfs, f"{scratch[1]}/elsewhere.db/orders/ds=2024-01-02/h=2")
+        assert webhdfs.rename(db_path, f"{scratch.path}/elsewhere.db")
+        assert exists(webhdfs, f"{scratch.path}/elsewhere.db/orders/ds=2024-01-02/h=2")
     else:
         trashed = f"/user/{targets.user}/.Trash/Current{db_path}"
         webhdfs.delete(trashed, recursive=True)
@@ -118,16 +118,16 @@ def test_directory_moved_or_trashed_takes_its_object_and_everything_below(hive, 
     try:
         with pytest.raises(h3.NoSuchObjectException):
             hive.get_database(name)
-        assert {k: v for k, v in ms.counts(db, scratch[2]).items() if k != "descriptors"} == \
+        assert {k: v for k, v in ms.counts(db, scratch.uri).items() if k != "descriptors"} == \
             {"databases": 0, "tables": 0, "partitions": 0}
-        assert_consistent(db, scratch[2], owned=False)
+        assert_consistent(db, scratch.uri, owned=False)
         # the table's and partitions' descriptors still point at moved inodes: fsck's to
         # clean (the cleaner's job); the harness sweeps its own with fsck's repair
-        orphans = ms.unowned(db, scratch[2])
+        orphans = ms.unowned(db, scratch.uri)
         assert len(orphans) == 1 + len(PARTS), orphans
-        ms.sweep_orphans(targets.db, scratch[2])
-        assert ms.unowned(db, scratch[2]) == []
-        assert_consistent(db, scratch[2])
+        ms.sweep_orphans(targets.db, scratch.started)
+        assert ms.unowned(db, scratch.uri) == []
+        assert_consistent(db, scratch.uri)
     finally:
         if how == "trashed":
             webhdfs.delete(trashed, recursive=True)
@@ -140,13 +140,13 @@ def test_deleting_only_the_files_keeps_the_metadata(hive, sales, webhdfs, db, sc
     assert webhdfs.delete(part_file, skiptrash=True)
     assert len(hive.get_partitions(name, "orders", -1)) == len(PARTS)
     assert exists(webhdfs, f"{db_path}/orders/ds=2024-01-01/h=1")
-    assert_consistent(db, scratch[2])
+    assert_consistent(db, scratch.uri)
 
 
 def test_warehouse_deleted_by_the_superuser(hive, scratch, db, targets):
     """The whole warehouse -- here a scratch warehouse root, never /user/hive/warehouse --
     deleted by the HDFS superuser, skipping the trash: every database in it goes."""
-    prefix, path, uri = scratch
+    prefix, path, uri = scratch.prefix, scratch.path, scratch.uri
     for n in (1, 2):
         hive.create_database(database(f"{prefix}db{n}", f"{uri}/warehouse/db{n}.db"))
         t = table(f"{prefix}db{n}", "t", parts=("p int",), owner=targets.user)
@@ -170,19 +170,19 @@ def test_failure_after_the_directory_was_made_leaves_neither(hive, sales, webhdf
     in the same transaction: the rollback takes the directory too."""
     name, orders, db_path = sales
     too_long = {"k" * 300: "v"}
-    before = ms.counts(db, scratch[2])
+    before = ms.counts(db, scratch.uri)
     with pytest.raises(h3.InvalidObjectException, match="does not fit"):
         if what == "database":
-            hive.create_database(database(f"{name}2", f"{scratch[2]}/atomic.db", too_long))
+            hive.create_database(database(f"{name}2", f"{scratch.uri}/atomic.db", too_long))
         elif what == "table":
             hive.create_table(table(name, "atomic", parts=("p int",), params=too_long, owner=targets.user))
         else:
             hive.add_partition(partition(orders, ["2030-01-01", "9"], params=too_long))
-    assert ms.counts(db, scratch[2]) == before
-    assert not exists(webhdfs, f"{scratch[1]}/atomic.db")
+    assert ms.counts(db, scratch.uri) == before
+    assert not exists(webhdfs, f"{scratch.path}/atomic.db")
     assert not exists(webhdfs, f"{db_path}/atomic")
     assert not exists(webhdfs, f"{db_path}/orders/ds=2030-01-01")
-    assert_consistent(db, scratch[2])
+    assert_consistent(db, scratch.uri)
 
 
 def test_concurrent_creates_of_one_table_make_exactly_one(metastores, sales, webhdfs, db, scratch, targets):
@@ -207,45 +207,45 @@ def test_concurrent_creates_of_one_table_make_exactly_one(metastores, sales, web
         thread.join(120)
     assert sorted(outcomes) == ["created"] + ["exists"] * 5
     assert exists(webhdfs, f"{db_path}/race")
-    assert ms.counts(db, f"{scratch[2]}/sales.db/race")["tables"] == 1
-    assert_consistent(db, scratch[2])
+    assert ms.counts(db, f"{scratch.uri}/sales.db/race")["tables"] == 1
+    assert_consistent(db, scratch.uri)
 
 
 # ---------------------------------------------------------------------- rename
 def test_rename_moves_the_directory_and_repoints_everything(hive, sales, webhdfs, db, scratch):
     name, _, db_path = sales
-    other = f"{scratch[0]}other"
-    hive.create_database(database(other, f"{scratch[2]}/other.db"))
+    other = f"{scratch.prefix}other"
+    hive.create_database(database(other, f"{scratch.uri}/other.db"))
     renamed = hive.get_table(name, "orders")
     renamed.dbName, renamed.tableName = other, "orders2"
     hive.alter_table_with_environment_context(name, "orders", renamed, h3.EnvironmentContext({}))
-    new_root = f"{scratch[1]}/other.db/orders2"
+    new_root = f"{scratch.path}/other.db/orders2"
     assert not exists(webhdfs, f"{db_path}/orders")
     assert exists(webhdfs, f"{new_root}/ds=2024-01-02/h=2")
-    assert hive.get_table(other, "orders2").sd.location == f"{scratch[2]}/other.db/orders2"
+    assert hive.get_table(other, "orders2").sd.location == f"{scratch.uri}/other.db/orders2"
     assert {p.sd.location for p in hive.get_partitions(other, "orders2", -1)} == {
-        f"{scratch[2]}/other.db/orders2/ds={d}/h={h}" for d, h in PARTS}
-    assert_consistent(db, scratch[2])
+        f"{scratch.uri}/other.db/orders2/ds={d}/h={h}" for d, h in PARTS}
+    assert_consistent(db, scratch.uri)
     assert webhdfs.delete(new_root, skiptrash=True)   # the new directory is the one linked
     with pytest.raises(h3.NoSuchObjectException):
         hive.get_table(other, "orders2")
-    assert_consistent(db, scratch[2])
+    assert_consistent(db, scratch.uri)
 
 
 def test_rename_onto_an_existing_directory_changes_nothing(hive, sales, webhdfs, db, scratch):
     name, _, db_path = sales
     assert webhdfs.mkdirs(f"{db_path}/taken")
-    before = ms.counts(db, scratch[2])
+    before = ms.counts(db, scratch.uri)
     renamed = hive.get_table(name, "orders")
     renamed.tableName = "taken"
     with pytest.raises(h3.InvalidOperationException):
         hive.alter_table_with_environment_context(name, "orders", renamed, h3.EnvironmentContext({}))
-    assert hive.get_table(name, "orders").sd.location == f"{scratch[2]}/sales.db/orders"
+    assert hive.get_table(name, "orders").sd.location == f"{scratch.uri}/sales.db/orders"
     assert len(hive.get_partitions(name, "orders", -1)) == len(PARTS)
     assert exists(webhdfs, f"{db_path}/orders/ds=2024-01-02/h=2")
     assert webhdfs.list(f"{db_path}/taken") == []
-    assert ms.counts(db, scratch[2]) == before
-    assert_consistent(db, scratch[2])
+    assert ms.counts(db, scratch.uri) == before
+    assert_consistent(db, scratch.uri)
 
 
 def test_rename_partition_moves_its_directory(hive, sales, webhdfs, db, scratch):
@@ -256,8 +256,8 @@ def test_rename_partition_moves_its_directory(hive, sales, webhdfs, db, scratch)
     assert exists(webhdfs, f"{db_path}/orders/ds=2024-01-09/h=1")
     assert not exists(webhdfs, f"{db_path}/orders/ds=2024-01-01/h=1")
     got = hive.get_partition_by_name(name, "orders", "ds=2024-01-09/h=1")
-    assert got.sd.location == f"{scratch[2]}/sales.db/orders/ds=2024-01-09/h=1"
-    assert_consistent(db, scratch[2])
+    assert got.sd.location == f"{scratch.uri}/sales.db/orders/ds=2024-01-09/h=1"
+    assert_consistent(db, scratch.uri)
 
 
 # ------------------------------------------------------------------ concurrency
@@ -295,11 +295,11 @@ def test_concurrent_ddl_through_both_instances_serialises(metastores, hive, sale
     names = hive.get_partition_names(name, "busy2", -1)
     assert sorted(int(n.split("=")[1]) for n in names) == sorted(added)
     for part in hive.get_partitions(name, "busy2", -1):
-        assert part.sd.location.startswith(f"{scratch[2]}/sales.db/busy2/")
+        assert part.sd.location.startswith(f"{scratch.uri}/sales.db/busy2/")
         assert exists(webhdfs, part.sd.location[len(targets.uri("")):])
     assert sorted(e["pathSuffix"] for e in webhdfs.list(f"{db_path}/busy2")) == sorted(names)
     assert not exists(webhdfs, f"{db_path}/busy")
-    assert_consistent(db, scratch[2])
+    assert_consistent(db, scratch.uri)
 
     def dropper():
         try:
@@ -318,4 +318,4 @@ def test_concurrent_ddl_through_both_instances_serialises(metastores, hive, sale
     with pytest.raises(h3.NoSuchObjectException):
         hive.get_table(name, "busy2")
     assert not exists(webhdfs, f"{db_path}/busy2")
-    assert_consistent(db, scratch[2])
+    assert_consistent(db, scratch.uri)

@@ -54,10 +54,11 @@ def restore(instances):
 
 @pytest.mark.spark
 def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, scratch, db, metastores, targets):
-    prefix, _, uri = scratch
+    prefix, uri = scratch.prefix, scratch.uri
     name = f"{prefix}fo"
     assert hive_spark.run({"setup": [f"CREATE DATABASE {name} LOCATION '{uri}/fo.db'"]})["setup"] == {
         f"CREATE DATABASE {name} LOCATION '{uri}/fo.db'": []}
+    cut = []   # instances that held the session's connection when they were killed
     for round_, (instance, service) in enumerate(instances.items()):
         statements = []
         for i in range(TABLES_PER_ROUND):
@@ -67,6 +68,8 @@ def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, 
                            f"SELECT count(*), count(DISTINCT ds) FROM {t}"]
         hive_spark.submit({"round": statements})
         hive_spark.wait_progress(2)             # mid-workload: the first table exists
+        if services.connections_to(instance[1], services.descendants(hive_spark.process.pid)):
+            cut.append(instance)
         service.crash()
         service.stop()                          # and stays down for the rest of the round
         results = hive_spark.result()["round"]
@@ -75,6 +78,9 @@ def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, 
         assert [results[s] for s in statements[2::3]] == [[["2", "2"]]] * TABLES_PER_ROUND
         service.start()
         ms.wait_healthy(instance)
+    # the session picks one instance at random and keeps it until it fails: killing each in
+    # turn must have cut its connection at least once
+    assert cut, "the Spark session was connected to none of the killed instances"
     with ms.client(metastores[0], targets.user) as client:
         tables = client.get_all_tables(name)
         assert len(tables) == TABLES_PER_ROUND * len(instances), tables
@@ -89,7 +95,7 @@ def test_kill_during_ddl_leaves_no_half_made_object(instances, restore, scratch,
     the directories: the test holds a row lock on the table's directory, so the killed
     transaction is caught with the metadata deleted and the directories not yet."""
     (victim, service), (survivor, _) = list(instances.items())[0], list(instances.items())[-1]
-    prefix, path, uri = scratch
+    prefix, path, uri = scratch.prefix, scratch.path, scratch.uri
     name = f"{prefix}kill"
     t = table(name, "t", parts=("p int",), owner=targets.user)
     parts = [partition(t, [str(p)]) for p in range(PARTITIONS)]

@@ -42,9 +42,10 @@ def reference(reference_dir):
 
 
 @pytest.fixture(scope="module")
-def workload(hive_spark, reference, reference_dir, targets, root, prefix, metastores, webhdfs):
+def workload(hive_spark, reference, reference_dir, targets, root, prefix, metastores, webhdfs, db):
     """(ours, reference): the workload's results on the deployment and on the built-in
     catalog, both sessions working side by side."""
+    started = ms.now(db)
     ms.drop_databases(metastores[0], targets.user, prefix)
     runs = [(hive_spark, targets.uri(f"{root}/workload-data/ext")),
             (reference, (reference_dir / "data" / "ext").as_uri())]
@@ -55,6 +56,7 @@ def workload(hive_spark, reference, reference_dir, targets, root, prefix, metast
     reference.close()   # its JVM is not needed any more
     yield results
     ms.drop_databases(metastores[0], targets.user, prefix)
+    ms.sweep_orphans(targets.db, started)   # left by datasource INSERT OVERWRITE (see the xfail below)
     # Hive serde INSERT OVERWRITE moves the old files to the user's trash, mirroring the path
     trash = f"/user/{targets.user}/.Trash"
     for entry in webhdfs.list(trash) if webhdfs.status(trash) else []:

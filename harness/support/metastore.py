@@ -5,6 +5,7 @@ made.  Builders and invariants are shared with the component tests (tests/suppor
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 from pymetastore.hive_metastore import ttypes as api
 
@@ -20,6 +21,15 @@ _COUNTS = {
                   f" WHERE {_BELOW}",
     "descriptors": f"SELECT COUNT(*) FROM metastore.SDS s WHERE {_BELOW}",
 }
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A scenario's own names and directory (the `scratch` fixture)."""
+    prefix: str       # of its database names
+    path: str         # its directory, below the run root
+    uri: str          # the same as webhdfs://host:port/path
+    started: object   # the database server's clock when it began (see sweep_orphans)
 
 
 @contextlib.contextmanager
@@ -84,10 +94,22 @@ def active_ddl(connection, user: str = "hops_metastore") -> list[tuple]:
         " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE p.USER = %s", (user,))
 
 
-def sweep_orphans(db_settings: dict, prefix: str) -> dict[str, int]:
-    """Delete the unowned descriptors below ``prefix`` (left behind when a scenario removed
-    a directory behind the metastore's back) and the column descriptors and serdes only
-    they used, with the metastore's own fsck repair (which re-checks each row)."""
+def now(connection):
+    """The database server's clock (CREATED_AT of the metastore's rows uses it)."""
+    return query(connection)("SELECT NOW(3)")[0][0]
+
+
+# Orphan kinds fsck repairs, in its order (descriptors free the rest), with their tables.
+_SWEPT = (("orphan_sd", "SDS", "SD_ID"), ("orphan_cd", "CDS", "CD_ID"), ("orphan_serde", "SERDES", "SERDE_ID"),
+          ("orphan_skewed_list", "SKEWED_STRING_LIST", "STRING_LIST_ID"))
+
+
+def sweep_orphans(db_settings: dict, since) -> dict[str, int]:
+    """Delete what a scenario orphaned: descriptors nothing owns, and column descriptors,
+    serdes and skewed-value lists no descriptor uses, among the rows created since
+    ``since`` (a server timestamp).  Directories removed behind the metastore's back leave
+    these (thesis Table 3.1: fsck's, i.e. the cleaner's, to clean); the harness removes its
+    own with the metastore's fsck repair, which re-checks every row under lock."""
     from hopshive.core.config import DATABASE_DEFAULTS
     from hopshive.core.db import Database
     from hopshive.metastore import fsck
@@ -95,11 +117,11 @@ def sweep_orphans(db_settings: dict, prefix: str) -> dict[str, int]:
     database = Database(dict(DATABASE_DEFAULTS, pool_size=1, **db_settings))
     try:
         def work(tx):
-            sds = tx.query("SELECT s.SD_ID, s.CD_ID, s.SERDE_ID FROM metastore.SDS s WHERE "
-                           + hms.OWNED_BY_NOTHING + hms.BELOW, (prefix, prefix))
-            done = {fsck.ORPHAN_SD: fsck.repair_chunk(tx, fsck.ORPHAN_SD, [r[0] for r in sds], 0)}
-            done[fsck.ORPHAN_CD] = fsck.repair_chunk(tx, fsck.ORPHAN_CD, sorted({r[1] for r in sds if r[1]}), 0)
-            done[fsck.ORPHAN_SERDE] = fsck.repair_chunk(tx, fsck.ORPHAN_SERDE, sorted({r[2] for r in sds if r[2]}), 0)
+            done = {}
+            for kind, table_name, column in _SWEPT:
+                ids = [row[0] for row in tx.query(
+                    f"SELECT {column} FROM metastore.{table_name} WHERE CREATED_AT >= %s", (since,))]
+                done[kind] = fsck.repair_chunk(tx, kind, ids, 0) if ids else 0
             return done
         return database.run(work)
     finally:

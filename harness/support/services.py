@@ -4,10 +4,12 @@ otherwise.  Used by the `destructive` scenarios only."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
+from pathlib import Path
 
 from tests.support.polling import wait_until
 
@@ -85,3 +87,37 @@ def manager() -> str | None:
 def metastore(port: int, how: str) -> Service:
     """The metastore instance on ``port`` (names from roles/metastore)."""
     return Service(how, f"hopshive-metastore-{port}" if how == "supervisord" else f"hopshive-metastore@{port}")
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (e.g. a Python child and the JVM it started)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                pending += [int(child) for child in task.read_text().split()]
+    return found
+
+
+def connections_to(port: int, pids: list[int]) -> int:
+    """Established TCP connections from the processes ``pids`` to ``port`` on this machine
+    (e.g. a Spark session's metastore connection), matched by socket inode."""
+    sockets = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").glob("*"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    sockets.add(target[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as handle:
+            next(handle)
+            for line in handle:
+                fields = line.split()
+                remote, state, inode = fields[2], fields[3], fields[9]
+                if state == "01" and int(remote.rsplit(":", 1)[1], 16) == port and inode in sockets:
+                    count += 1
+    return count
