@@ -10,12 +10,11 @@ are <prefix>w1 and <prefix>w2, unique to the run."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from harness.support import metastore as ms
-from tests.support.spark_workload import PHASES, SparkProcess
+from tests.support.spark_workload import PHASES, SparkProcess, assert_same_results
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
 TIMEOUT = 900
@@ -84,10 +83,7 @@ def test_spark_uses_the_deployed_metastores(hive_spark, reference, targets, meta
 
 @pytest.mark.parametrize("phase", ["prepare", "setup", "queries", "teardown"])
 def test_same_results_as_the_builtin_catalog(workload, phase):
-    ours, reference = workload[0][phase], workload[1][phase]
-    different = {stmt: {"hopshive": ours[stmt], "builtin": reference[stmt]}
-                 for stmt in reference if ours.get(stmt) != reference[stmt]}
-    assert not different, json.dumps(different, indent=1)
+    assert_same_results(workload[0], workload[1], phase)
 
 
 @pytest.mark.xfail(strict=True, reason="known conflict: Spark's datasource INSERT OVERWRITE deletes the table or "

@@ -4,7 +4,6 @@ catalog on local disk.  Both Spark JVMs run once per module, side by side."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import requests
@@ -13,7 +12,7 @@ from hopshive.core.db import Database
 from tests.support.metastore import MetastoreProcess, invariant_violations, settings
 from tests.support.namenode import NamenodeServer
 from tests.support.schemas import reset_schemas
-from tests.support.spark_workload import PHASES, SparkProcess
+from tests.support.spark_workload import PHASES, SparkProcess, assert_same_results
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
 TIMEOUT = 900
@@ -55,10 +54,7 @@ def workload(stack):
 
 @pytest.mark.parametrize("phase", ["setup", "queries", "teardown"])
 def test_same_results_as_the_builtin_catalog(workload, phase):
-    ours, reference = workload[0][phase], workload[1][phase]
-    different = {stmt: {"hopshive": ours[stmt], "builtin": reference[stmt]}
-                 for stmt in reference if ours.get(stmt) != reference[stmt]}
-    assert not different, json.dumps(different, indent=1)
+    assert_same_results(workload[0], workload[1], phase)
 
 
 @pytest.mark.xfail(strict=True, reason="known conflict: Spark's datasource INSERT OVERWRITE deletes the table or "

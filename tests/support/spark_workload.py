@@ -161,6 +161,13 @@ _REPORTED = {
 }
 
 
+def assert_same_results(ours: dict, reference: dict, phase: str) -> None:
+    """Every statement of ``phase`` answered the same on HopsHive as on the built-in catalog."""
+    different = {stmt: {"hopshive": ours[phase].get(stmt), "builtin": answer}
+                 for stmt, answer in reference[phase].items() if ours[phase].get(stmt) != answer}
+    assert not different, json.dumps(different, indent=1)
+
+
 def localize(statement: str, prefix: str) -> str:
     """The statement with databases w1/w2 renamed to <prefix>w1/<prefix>w2."""
     return _DATABASE.sub(lambda m: f"{prefix}w{m.group(1)}", statement) if prefix else statement
