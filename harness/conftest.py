@@ -173,6 +173,7 @@ def hive_spark(targets, root, metastores, tmp_path_factory):
     the session takes everything but its warehouse from there, as a user's pyspark would;
     otherwise it is configured from the targets.  Started here, awaited on first use."""
     pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
+    from tests.support.spark_extension import build_jar, session_args
     from tests.support.spark_workload import SparkProcess
 
     warehouse = targets.uri(f"{root}/hive-warehouse")
@@ -184,7 +185,8 @@ def hive_spark(targets, root, metastores, tmp_path_factory):
         args = ["--catalog", "hive", "--uris", targets.metastore_uris, "--warehouse", warehouse,
                 "--conf", f"spark.hadoop.fs.defaultFS=webhdfs://{targets.authority}",
                 "--conf", "spark.hadoop.hive.metastore.failure.retries=3",
-                "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s"]
+                "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s",
+                *session_args(build_jar(tmp_path_factory.mktemp("spark-extension")))]
         conf_dir = None
     log = tmp_path_factory.mktemp("hive-spark") / "spark.log"
     process = SparkProcess(args, log, conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.user})

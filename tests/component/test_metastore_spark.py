@@ -12,6 +12,7 @@ from hopshive.core.db import Database
 from tests.support.metastore import MetastoreProcess, invariant_violations, settings
 from tests.support.namenode import NamenodeServer
 from tests.support.schemas import reset_schemas
+from tests.support.spark_extension import build_jar, session_args
 from tests.support.spark_workload import PHASES, SparkProcess, assert_same_results
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
@@ -38,7 +39,8 @@ def workload(stack):
     response = requests.put(f"{nn.url}/webhdfs/v1/data?op=MKDIRS&permission=777&user.name=hdfs", timeout=30)
     assert response.status_code == 200, response.text
     hive = SparkProcess(["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{stack['metastore'].port}",
-                         "--warehouse", f"webhdfs://{nn.address}/user/hive/warehouse"], base / "spark-hive.log")
+                         "--warehouse", f"webhdfs://{nn.address}/user/hive/warehouse",
+                         *session_args(build_jar(base / "spark-extension"))], base / "spark-hive.log")
     local = SparkProcess(["--catalog", "derby", "--derby", str(base / "derby"),
                           "--warehouse", f"file://{base}/local-warehouse"], base / "spark-local.log")
     try:
@@ -57,9 +59,9 @@ def test_same_results_as_the_builtin_catalog(workload, phase):
     assert_same_results(workload[0], workload[1], phase)
 
 
-@pytest.mark.xfail(strict=True, reason="known conflict: Spark's datasource INSERT OVERWRITE deletes the table or "
-                   "partition directory, and the inode foreign key (thesis Table 3.1) deletes its metadata with it")
-def test_datasource_insert_overwrite(workload):
+def test_datasource_insert_overwrite_keeps_the_table(workload):
+    """Static and dynamic overwrites through KeepDirectoriesCommitProtocol: the same rows and
+    partitions as Spark's own protocol on local disk, and the tables survive."""
     test_same_results_as_the_builtin_catalog(workload, "overwrite")
 
 
@@ -69,14 +71,11 @@ def test_workload_leaves_consistent_metadata(workload, stack):
         assert tx.query("SELECT NAME FROM metastore.DBS") == [("default",)]
 
 
-@pytest.mark.xfail(strict=False, reason="under investigation: after the workload, /user/hive/warehouse/w1.db/{h,hs} "
-                   "(the Hive serde tables that had INSERT OVERWRITE) exist again although DROP DATABASE CASCADE "
-                   "deleted w1.db; suspected Hive/Spark staging-dir cleanup (deleteOnExit) recreating parents")
 def test_drop_database_cascade_leaves_no_directory(workload, stack):
-    with stack["db"].transaction() as tx:
-        # Hive's overwrite moves old files to the client's trash (/user/<user>/.Trash/Current/...),
-        # which mirrors warehouse paths: look under the warehouse only.
-        leftovers = tx.query("SELECT d.name FROM hops.hdfs_inodes d JOIN hops.hdfs_inodes w ON d.parent_id=w.id"
-                             " JOIN hops.hdfs_inodes h ON w.parent_id=h.id AND h.name='hive'"
-                             " WHERE w.name='warehouse' AND d.name LIKE 'w_.db'")
-    assert leftovers == [], f"DROP DATABASE ... CASCADE left database directories: {leftovers}"
+    """DROP DATABASE ... CASCADE removed the database directories.  (Hive's overwrite moves
+    old files to the client's trash, /user/<user>/.Trash/Current/user/hive/warehouse/...,
+    which mirrors the warehouse path: ask for the warehouse paths themselves.)"""
+    for name in ("w1", "w2"):
+        response = requests.get(f"{stack['namenode'].url}/webhdfs/v1/user/hive/warehouse/{name}.db",
+                                params={"op": "GETFILESTATUS", "user.name": "hdfs"}, timeout=30)
+        assert response.status_code == 404, f"{name}.db survived DROP DATABASE CASCADE: {response.text}"
