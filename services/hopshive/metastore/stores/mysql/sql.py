@@ -29,18 +29,27 @@ def bit(value) -> bool:
     return bool(value)
 
 
+def in_list(values: Sequence) -> tuple[str, tuple]:
+    """The inside of an ``IN (...)`` and its parameters.  Integer ids are written as numbers:
+    they need no escaping, and the driver's per-value escaping was a quarter of the server's
+    CPU when listing 10k partitions.  Anything else (names, hashes) stays a placeholder."""
+    if all(type(v) is int for v in values):
+        return ",".join(map(str, values)), ()
+    return marks(len(values)), tuple(values)
+
+
 def query_in(tx, sql: str, ids: Iterable, extra: tuple = ()) -> list[tuple]:
     """Run ``sql`` (holding one ``IN ({})``) over ``ids`` in batches."""
-    ids = list(dict.fromkeys(ids))
     rows: list[tuple] = []
-    for chunk in chunks(ids):
-        rows += tx.query(sql.format(marks(len(chunk))), (*extra, *chunk))
+    for chunk in chunks(list(dict.fromkeys(ids))):
+        fragment, params = in_list(chunk)
+        rows += tx.query(sql.format(fragment), (*extra, *params))
     return rows
 
 
 def execute_in(tx, sql: str, ids: Iterable, extra: tuple = ()) -> int:
-    ids = list(dict.fromkeys(ids))
     count = 0
-    for chunk in chunks(ids):
-        count += tx.execute(sql.format(marks(len(chunk))), (*extra, *chunk))
+    for chunk in chunks(list(dict.fromkeys(ids))):
+        fragment, params = in_list(chunk)
+        count += tx.execute(sql.format(fragment), (*extra, *params))
     return count
