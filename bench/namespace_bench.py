@@ -2,7 +2,7 @@
 """Namespace service benchmark: Spark Parquet I/O over webhdfs:// against file://, and
 metadata throughput (GETFILESTATUS, MKDIRS, small-file CREATE) with 1 and N clients.
 
-    /tmp/devvenv/bin/python bench/namespace_bench.py --url http://127.0.0.1:9870 \\
+    .venv-test/bin/python bench/namespace_bench.py --url http://127.0.0.1:9870 \\
         --size-mb 200 --duration 10
 
 Python clients run in separate processes over keep-alive connections (http.client); they
