@@ -4,7 +4,6 @@ configures it there)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,19 +12,16 @@ PROTOCOL = "io.hopshive.spark.KeepDirectoriesCommitProtocol"
 
 
 def build_jar(work: Path) -> Path:
-    """Compile the protocol against this interpreter's pyspark jars; returns the jar."""
+    """Compile the protocol against this interpreter's pyspark (services/spark/build-jar,
+    the script roles/spark runs on each host); returns the jar."""
     import pyspark
 
-    javac, jar_tool = shutil.which("javac"), shutil.which("jar")
-    if not (javac and jar_tool):
-        raise RuntimeError("javac and jar are needed to build the Spark commit protocol: install a JDK "
-                           "(./scripts/deploy installs openjdk-17-jdk-headless with the spark role)")
-    classes, jar = work / "classes", work / "hopshive-spark.jar"
-    classes.mkdir(parents=True, exist_ok=True)
-    spark_jars = Path(pyspark.__file__).parent / "jars"
-    subprocess.run([javac, "-Xlint:all,-path", "-Werror", "-d", str(classes), "-cp", f"{spark_jars}/*",
-                    *map(str, sorted(SOURCE.rglob("*.java")))], check=True, capture_output=True, text=True)
-    subprocess.run([jar_tool, "cf", str(jar), "-C", str(classes), "."], check=True, capture_output=True)
+    work.mkdir(parents=True, exist_ok=True)
+    jar = work / "hopshive-spark.jar"
+    built = subprocess.run(["sh", str(SOURCE / "build-jar"), str(Path(pyspark.__file__).parent), str(jar)],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        raise RuntimeError(f"building the Spark commit protocol failed:\n{built.stdout}{built.stderr}")
     return jar
 
 
