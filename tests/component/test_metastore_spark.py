@@ -59,9 +59,10 @@ def test_same_results_as_the_builtin_catalog(workload, phase):
     assert_same_results(workload[0], workload[1], phase)
 
 
-def test_datasource_insert_overwrite_keeps_the_table(workload):
-    """Static and dynamic overwrites through KeepDirectoriesCommitProtocol: the same rows and
-    partitions as Spark's own protocol on local disk, and the tables survive."""
+def test_overwrite_and_truncate_keep_the_table(workload):
+    """Static and dynamic overwrites through KeepDirectoriesCommitProtocol and TRUNCATE TABLE
+    through HopsHiveExtensions: the same rows and partitions as Spark on local disk, and the
+    tables survive."""
     test_same_results_as_the_builtin_catalog(workload, "overwrite")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2] / "services" / "spark"
 PROTOCOL = "io.hopshive.spark.KeepDirectoriesCommitProtocol"
+EXTENSIONS = "io.hopshive.spark.HopsHiveExtensions"
 
 
 def build_jar(work: Path) -> Path:
@@ -26,6 +27,6 @@ def build_jar(work: Path) -> Path:
 
 
 def session_args(jar: Path) -> list[str]:
-    """SparkProcess arguments that make a session use the protocol."""
-    return ["--conf", f"spark.sql.sources.commitProtocolClass={PROTOCOL}",
+    """SparkProcess arguments that make a session use the protocol and the extensions."""
+    return ["--conf", f"spark.sql.sources.commitProtocolClass={PROTOCOL}", "--conf", f"spark.sql.extensions={EXTENSIONS}",
             "--conf", f"spark.driver.extraClassPath={jar}", "--conf", f"spark.executor.extraClassPath={jar}"]

@@ -121,7 +121,8 @@ QUERIES = [
 # Datasource INSERT OVERWRITE: Spark's own commit protocol deletes the table's (or the
 # partition's) directory and writes a new one, and the inode foreign key would take the
 # metadata with it; HopsHive's KeepDirectoriesCommitProtocol (roles/spark) empties the
-# directories instead.  Static and dynamic partition overwrite, whole table and one partition.
+# directories instead.  Static and dynamic partition overwrite, whole table and one
+# partition; then TRUNCATE TABLE, which Spark also implements as delete-and-recreate.
 OVERWRITE = [
     "CREATE TABLE w1.o (a INT) USING parquet",
     "INSERT INTO w1.o VALUES (1)",
@@ -140,6 +141,27 @@ OVERWRITE = [
     "SET spark.sql.sources.partitionOverwriteMode=static",
     "SHOW PARTITIONS w1.op /* dynamic overwrite */",
     "SELECT * FROM w1.op /* dynamic overwrite */",
+    # TRUNCATE TABLE deletes and re-creates the directories in Spark; HopsHiveExtensions
+    # plans it as emptying them.  Partitions stay listed, empty; external tables refuse.
+    "TRUNCATE TABLE w1.o",
+    "SELECT * FROM w1.o /* truncated */",
+    "TRUNCATE TABLE w1.op PARTITION (ds='a')",
+    "SELECT * FROM w1.op /* one partition truncated */",
+    "TRUNCATE TABLE w1.op PARTITION (ds='zz')",
+    "TRUNCATE TABLE w1.op",
+    "SHOW PARTITIONS w1.op /* truncated */",
+    "SELECT * FROM w1.op /* truncated */",
+    "INSERT INTO w1.op VALUES (8, 'a')",
+    "SELECT * FROM w1.op /* written after the truncate */",
+    "CREATE TABLE w1.ot (a INT) PARTITIONED BY (ds STRING) STORED AS PARQUET",
+    "INSERT INTO w1.ot PARTITION (ds='a') VALUES (1)",
+    "INSERT INTO w1.ot PARTITION (ds='b') VALUES (2)",
+    "TRUNCATE TABLE w1.ot PARTITION (ds='b')",
+    "SELECT * FROM w1.ot /* Hive serde partition truncated */",
+    "SHOW PARTITIONS w1.ot",
+    "TRUNCATE TABLE w1.ext",
+    "SELECT count(*) FROM w1.ext /* after the refused truncate */",
+    "TRUNCATE TABLE w1.v",
     "SHOW TABLES IN w1",
 ]
 

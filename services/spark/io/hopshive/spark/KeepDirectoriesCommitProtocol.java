@@ -55,7 +55,7 @@ public class KeepDirectoriesCommitProtocol extends SQLHadoopMapReduceCommitProto
             if (!fs.getFileStatus(target).isDirectory()) {
                 return fs.delete(target, recursive);
             }
-            clearContents(fs, target);
+            DirectoryContents.clear(fs, target);
             return true;
         } catch (IOException e) {
             throw new UncheckedIOException("emptying " + target + " for an overwrite failed", e);
@@ -113,25 +113,10 @@ public class KeepDirectoriesCommitProtocol extends SQLHadoopMapReduceCommitProto
     /** An existing directory emptied, or a new one created. */
     private static void replaceable(FileSystem fs, Path dir) throws IOException {
         if (fs.exists(dir)) {
-            clearContents(fs, dir);
+            DirectoryContents.clear(fs, dir);
         } else if (!fs.mkdirs(dir)) {
             throw new IOException("cannot create directory " + dir);
         }
-    }
-
-    /** Deletes everything below {@code dir} except partition directories, which are emptied too. */
-    private static void clearContents(FileSystem fs, Path dir) throws IOException {
-        for (FileStatus child : fs.listStatus(dir)) {
-            if (child.isDirectory() && isPartitionDirectory(child.getPath().getName())) {
-                clearContents(fs, child.getPath());
-            } else if (!fs.delete(child.getPath(), true) && fs.exists(child.getPath())) {
-                throw new IOException("cannot delete " + child.getPath());
-            }
-        }
-    }
-
-    private static boolean isPartitionDirectory(String name) {
-        return name.indexOf('=') > 0 && !name.startsWith("_") && !name.startsWith(".");
     }
 
     private static void rename(FileSystem fs, Path source, Path destination) throws IOException {

@@ -1,0 +1,11 @@
+package io.hopshive.spark
+
+import org.apache.spark.sql.{SparkSessionExtensions, SparkSessionExtensionsProvider}
+import org.apache.spark.sql.hopshive.TruncateKeepingDirectories
+
+/** HopsHive's Spark SQL extensions (`spark.sql.extensions`): TRUNCATE TABLE keeps the
+ *  directories Hive metadata points to (see [[TruncateKeepingDirectories]]). */
+class HopsHiveExtensions extends SparkSessionExtensionsProvider {
+  override def apply(extensions: SparkSessionExtensions): Unit =
+    extensions.injectPostHocResolutionRule(_ => TruncateKeepingDirectories)
+}
