@@ -108,3 +108,45 @@ def test_alter_table_and_partitions(hms):
     assert [p.values for p in dropped.partitions] == [["1"]]
     assert hms.get_tables("default", "al*") == ["alt"] and hms.get_tables_by_type("default", "*", "VIRTUAL_VIEW") == []
     assert [m.tableName for m in hms.get_table_meta("def*", "*", [])] == ["alt"]
+
+
+def _detailed(sd, bucket: str, skew_value: str):
+    """``sd`` with every optional part a Hive descriptor can carry."""
+    sd.compressed, sd.storedAsSubDirectories, sd.numBuckets = True, True, 4
+    sd.bucketCols, sd.sortCols = [bucket], [api.Order(bucket, 0), api.Order("a", 1)]
+    sd.parameters = {"sd.k": f"v-{bucket}"}
+    sd.serdeInfo.parameters = {"serialization.format": "1", "field.delim": "|"}
+    sd.skewedInfo = api.SkewedInfo(["b"], [[skew_value], ["z"]], {(skew_value,): f"/skew/{skew_value}"})
+    return sd
+
+
+def _described(sd):
+    skew = sd.skewedInfo or api.SkewedInfo([], [], {})   # none sent: an empty one comes back
+    return (sd.compressed, sd.storedAsSubDirectories, sd.numBuckets, sd.bucketCols, sd.sortCols, sd.parameters,
+            sd.serdeInfo.parameters, skew.skewedColNames, skew.skewedColValues, skew.skewedColValueLocationMaps)
+
+
+def test_storage_descriptor_details_round_trip(hms):
+    """Bucketing, sorting, skew, descriptor and serde parameters come back on tables and
+    partitions, whatever other descriptors lie between theirs (partitions of another table
+    with details of their own are added in between)."""
+    tbl = table("default", "sdd", parts=("ds string",))
+    tbl.sd = _detailed(tbl.sd, "a", "x")
+    other = table("default", "sdd_other", parts=("ds string",))
+    other.sd = _detailed(other.sd, "b", "y")
+    hms.create_table(tbl)
+    hms.create_table(other)
+    plain = partition(tbl, ["2"])
+    plain.sd = table("default", "sdd").sd
+    plain.sd.storedAsSubDirectories = False
+    for part in (partition(tbl, ["1"]), partition(other, ["1"]), plain, partition(other, ["2"]),
+                 partition(tbl, ["3"])):
+        hms.add_partition(part)
+    assert _described(hms.get_table("default", "sdd").sd) == _described(tbl.sd)
+    expected = {"1": _described(tbl.sd), "2": _described(plain.sd), "3": _described(tbl.sd)}
+    for parts in (hms.get_partitions("default", "sdd", -1),
+                  hms.get_partitions_by_filter("default", "sdd", "ds >= '1'", -1),
+                  hms.get_partitions_by_names("default", "sdd", ["ds=1", "ds=2", "ds=3"])):
+        assert {p.values[0]: _described(p.sd) for p in parts} == expected
+    assert _described(hms.get_partition_by_name("default", "sdd", "ds=2").sd) == _described(plain.sd)
+    assert [_described(p.sd) for p in hms.get_partitions("default", "sdd_other", -1)] == [_described(other.sd)] * 2

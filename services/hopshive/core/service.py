@@ -4,6 +4,7 @@ socket, restarted if they die, and stopped gracefully on SIGTERM/SIGINT."""
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import signal
@@ -30,11 +31,24 @@ def listen(host: str, port: int, backlog: int = 1024) -> socket.socket:
     return sock
 
 
+def tune_gc() -> None:
+    """Fewer and cheaper cyclic garbage collections.  What start-up made (modules, classes,
+    configuration) is moved out of the collector's sight, so full collections stop
+    re-scanning it (and forked workers share it without copy-on-write), and the youngest
+    generation is collected every 50,000 allocations instead of 700.  A call's results are
+    acyclic Thrift structs: listing 10k partitions allocates about 200k of them, and with
+    Python's defaults collections took a fifth of that call's time."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
 def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) -> int:
     """Fork ``count`` workers running ``worker(index)``; keep them running until a signal.
 
     Returns the exit status for the master process.
     """
+    tune_gc()
     children: dict[int, int] = {}
     stopping = False
 

@@ -176,9 +176,8 @@ class PartitionWrites:
             if missing and not if_exists:
                 raise NoSuchObject(f"partition {missing[0]} of table {db_name}.{table_name} does not exist")
             rows = [found[n][:2] for n in dict.fromkeys(names) if n in found]
-            dropped = self._load_partitions(tx, info, tx.query(
-                "SELECT p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME, p.PART_NAME, p.SD_ID FROM metastore.PARTITIONS p"
-                f" WHERE p.PART_ID IN ({','.join(['%s'] * len(rows))})", [r[0] for r in rows])) if rows else []
+            dropped = self._load_partitions(
+                tx, info, self._select(tx, info, self._by_ids([r[0] for r in rows]))) if rows else []
             delete_sds(tx, [sd for _, sd in rows if sd is not None])     # cascades to PARTITIONS and below
             if dirs is not None:
                 for part in dropped:

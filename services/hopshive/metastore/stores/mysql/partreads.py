@@ -2,7 +2,9 @@
 
 Filters are compiled by ``hopshive.metastore.filter`` against the typed shadow columns of
 PARTITION_KEY_VALS (one join per key used, each on the (TBL_ID, INTEGER_IDX, value)
-indexes), so a point or range filter reads only the matching partitions."""
+indexes), so a point or range filter reads only the matching partitions.  One statement
+returns each partition with its values, storage descriptor and serde; parameters and the
+descriptors' other children follow, one statement each."""
 
 from __future__ import annotations
 
@@ -15,11 +17,14 @@ from ...api import CATALOG, api
 from ...exceptions import InvalidInput, NoSuchObject
 from ...filter import FilterError, KeyColumn, compile_filter, compile_value_sets
 from ...names import make_part_name
-from .sds import load_params, load_sds
-from .sql import query_in
+from .sds import SD_COLUMN_COUNT, SD_COLUMNS, SERDE_JOIN, build_sds, load_params
+from .sql import in_list
 from .tables import TableRow, is_managed
 
-_PARTS = "SELECT p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME, p.PART_NAME, p.SD_ID FROM metastore.PARTITIONS p"
+# Partition columns, then SD_COLUMNS, then one value per partition key (_select).
+_PART_COLUMNS = "p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME"
+_SD_FIRST, _VALUES_FIRST = 3, 3 + SD_COLUMN_COUNT
+_SD_JOIN = " LEFT JOIN metastore.SDS s ON s.SD_ID = p.SD_ID" + SERDE_JOIN
 
 
 def name_hash(name: str) -> bytes:
@@ -48,15 +53,16 @@ class TableInfo:
 
 @dataclass(frozen=True)
 class Selection:
-    """A WHERE fragment over PARTITIONS p plus the joins it needs."""
-    joins: str = ""
+    """A WHERE fragment over PARTITIONS p, and the partition keys (by index) whose values
+    it reads from PARTITION_KEY_VALS k<index>."""
+    keys: frozenset = frozenset()
     where: str = ""
     params: tuple = ()
 
 
-def _key_join(i: int) -> str:
-    return (f" JOIN metastore.PARTITION_KEY_VALS k{i} ON k{i}.PART_ID=p.PART_ID AND k{i}.TBL_ID=p.TBL_ID"
-            f" AND k{i}.INTEGER_IDX={i}")
+def _key_joins(keys) -> str:
+    return "".join(f" JOIN metastore.PARTITION_KEY_VALS k{i} ON k{i}.PART_ID=p.PART_ID AND k{i}.TBL_ID=p.TBL_ID"
+                   f" AND k{i}.INTEGER_IDX={i}" for i in sorted(keys))
 
 
 class PartitionReads:
@@ -85,13 +91,18 @@ class PartitionReads:
         if len(values) > len(info.keys):
             raise InvalidInput(f"partial partition spec {list(values)} has more values than partition keys "
                                f"{info.key_names}")
-        joins, where, params = "", "", []
+        keys, where, params = set(), "", []
         for i, value in enumerate(values):
             if value:
-                joins += _key_join(i)
+                keys.add(i)
                 where += f" AND k{i}.PART_KEY_VAL=%s"
                 params.append(value)
-        return Selection(joins, where, tuple(params))
+        return Selection(frozenset(keys), where, tuple(params))
+
+    @staticmethod
+    def _by_ids(part_ids: Sequence[int]) -> Selection:
+        fragment, params = in_list(part_ids)
+        return Selection(where=f" AND p.PART_ID IN ({fragment})", params=params)
 
     @staticmethod
     def _key_columns(info: TableInfo) -> list[KeyColumn]:
@@ -99,8 +110,8 @@ class PartitionReads:
                           f"k{i}.PART_KEY_VAL_DATE") for i, k in enumerate(info.keys)]
 
     def _compiled(self, info: TableInfo, compiled) -> Selection:
-        joins = "".join(_key_join(i) for i, k in enumerate(info.keys) if k.name.lower() in compiled.keys_used)
-        return Selection(joins, f" AND ({compiled.sql})", compiled.params)
+        keys = frozenset(i for i, k in enumerate(info.keys) if k.name.lower() in compiled.keys_used)
+        return Selection(keys, f" AND ({compiled.sql})", compiled.params)
 
     def _by_filter(self, info: TableInfo, text: str) -> Selection:
         if not text or not text.strip():
@@ -120,26 +131,29 @@ class PartitionReads:
 
     # -------------------------------------------------------------------- loads
     def _select(self, tx, info: TableInfo, selection: Selection, max_parts: int = -1,
-                columns: str = _PARTS) -> list[tuple]:
+                columns: str | None = None) -> list[tuple]:
+        """Rows of ``columns`` (default: whole partitions, see _PART_COLUMNS) in name order."""
         limit = f" LIMIT {int(max_parts)}" if max_parts is not None and max_parts >= 0 else ""
-        return tx.query(f"{columns}{selection.joins} WHERE p.TBL_ID=%s{selection.where} ORDER BY p.PART_NAME{limit}",
+        if columns is None:   # every key's value: the selection's joins plus the others
+            keys = range(len(info.keys))
+            columns = (f"SELECT {_PART_COLUMNS}, {SD_COLUMNS}{''.join(f', k{i}.PART_KEY_VAL' for i in keys)}"
+                       f" FROM metastore.PARTITIONS p{_SD_JOIN}{_key_joins(keys)}")
+        else:
+            columns += _key_joins(selection.keys)
+        return tx.query(f"{columns} WHERE p.TBL_ID=%s{selection.where} ORDER BY p.PART_NAME{limit}",
                         (info.row.tbl_id, *selection.params))
 
     def _load_partitions(self, tx, info: TableInfo, rows: list[tuple]) -> list:
+        """Partitions from _select's rows."""
         if not rows:
             return []
-        part_ids = [r[0] for r in rows]
-        values: dict[int, list] = defaultdict(list)
-        for part_id, value in query_in(tx, "SELECT PART_ID, PART_KEY_VAL FROM metastore.PARTITION_KEY_VALS"
-                                           " WHERE PART_ID IN ({}) ORDER BY PART_ID, INTEGER_IDX", part_ids):
-            values[part_id].append(value)
-        params = load_params(tx, "PARTITION_PARAMS", "PART_ID", part_ids)
+        params = load_params(tx, "PARTITION_PARAMS", "PART_ID", [r[0] for r in rows])
         columns_cache = {info.cd_id: info.cols} if info.cd_id is not None else {}
-        sds = load_sds(tx, [r[4] for r in rows if r[4] is not None], columns_cache)
-        return [api.Partition(values=values.get(part_id, []), dbName=info.row.db_name, tableName=info.row.name,
-                              createTime=create_time, lastAccessTime=last_access, sd=sds.get(sd_id),
-                              parameters=params.get(part_id, {}), catName=CATALOG)
-                for part_id, create_time, last_access, _, sd_id in rows]
+        sds = build_sds(tx, [r[_SD_FIRST:_VALUES_FIRST] for r in rows if r[_SD_FIRST] is not None], columns_cache)
+        return [api.Partition(values=list(row[_VALUES_FIRST:]), dbName=info.row.db_name, tableName=info.row.name,
+                              createTime=row[1], lastAccessTime=row[2], sd=sds.get(row[_SD_FIRST]),
+                              parameters=params.get(row[0], {}), catName=CATALOG)
+                for row in rows]
 
     def _partitions(self, db_name: str, table_name: str, make_selection, max_parts: int = -1) -> list:
         def work(tx):
@@ -167,7 +181,8 @@ class PartitionReads:
         def work(tx):
             info = self._table_info(tx, db_name, table_name)
             selection = self._by_partial(info, partial_values) if partial_values else Selection()
-            return [r[0] for r in self._select(tx, info, selection, max_parts, "SELECT p.PART_NAME FROM metastore.PARTITIONS p")]
+            return [r[0] for r in self._select(tx, info, selection, max_parts,
+                                               "SELECT p.PART_NAME FROM metastore.PARTITIONS p")]
         return self._read(work)
 
     def get_partitions_by_filter(self, db_name: str, table_name: str, filter_text: str, max_parts: int = -1) -> list:
@@ -177,7 +192,7 @@ class PartitionReads:
         def work(tx):
             info = self._table_info(tx, db_name, table_name)
             selection = self._by_filter(info, filter_text)
-            return tx.query_one(f"SELECT COUNT(*) FROM metastore.PARTITIONS p{selection.joins}"
+            return tx.query_one(f"SELECT COUNT(*) FROM metastore.PARTITIONS p{_key_joins(selection.keys)}"
                                 f" WHERE p.TBL_ID=%s{selection.where}", (info.row.tbl_id, *selection.params))[0]
         return self._read(work)
 
