@@ -182,3 +182,20 @@ def test_partial_specs_and_names(hms, filtered):
     assert hms.get_partition_by_name("default", "f", name).values == ["it's", "2", "7", "0"]
     assert [p.values[0] for p in hms.get_partitions_by_names("default", "f", [name, "ds=a/h=8/n=5/s=3"])] == ["a", "it's"]
     assert hms.partition_name_to_vals(name) == ["it's", "2", "7", "0"]
+
+
+def test_partitions_come_in_name_order_with_or_without_a_limit(hms):
+    """Listings are ordered by partition name, code point by code point (as Hive's direct SQL
+    orders them); a limit takes the first names in that order."""
+    t = table("default", "ordered", parts=("k string",))
+    hms.create_table(t)
+    values = ["b", "B", "a", "é", "a b", "10", "9", "Z", "it's", "a-"]
+    hms.add_partitions([partition(t, [v]) for v in values])
+    names = sorted(hms.get_partition_names("default", "ordered", -1))   # Python orders by code point
+    assert [n.startswith("k=") for n in names] == [True] * len(values)
+    for limit in (-1, 3):
+        expected = names if limit < 0 else names[:limit]
+        assert hms.get_partition_names("default", "ordered", limit) == expected
+        for parts in (hms.get_partitions("default", "ordered", limit),
+                      hms.get_partitions_by_filter("default", "ordered", 'k != "zzz"', limit)):
+            assert [f"k={p.sd.location.rsplit('k=', 1)[1]}" for p in parts] == expected

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Mapping, Sequence
 
 from ...api import CATALOG, api
@@ -22,8 +23,8 @@ from .sql import in_list
 from .tables import TableRow, is_managed
 
 # Partition columns, then SD_COLUMNS, then one value per partition key (_select).
-_PART_COLUMNS = "p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME"
-_SD_FIRST, _VALUES_FIRST = 3, 3 + SD_COLUMN_COUNT
+_PART_COLUMNS = "p.PART_NAME, p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME"
+_SD_FIRST, _VALUES_FIRST = 4, 4 + SD_COLUMN_COUNT
 _SD_JOIN = " LEFT JOIN metastore.SDS s ON s.SD_ID = p.SD_ID" + SERDE_JOIN
 
 
@@ -132,27 +133,33 @@ class PartitionReads:
     # -------------------------------------------------------------------- loads
     def _select(self, tx, info: TableInfo, selection: Selection, max_parts: int = -1,
                 columns: str | None = None) -> list[tuple]:
-        """Rows of ``columns`` (default: whole partitions, see _PART_COLUMNS) in name order."""
-        limit = f" LIMIT {int(max_parts)}" if max_parts is not None and max_parts >= 0 else ""
+        """Rows of ``columns`` (default: whole partitions, see _PART_COLUMNS; the first column is
+        always PART_NAME) in name order.  Without a limit the rows are sorted here: MariaDB would
+        copy the joined rows into a temporary table to sort them, a third of the statement's
+        time.  (PART_NAME's collation, utf8mb4_nopad_bin, orders by code point, as Python does.)"""
+        limited = max_parts is not None and max_parts >= 0
+        order = f" ORDER BY p.PART_NAME LIMIT {int(max_parts)}" if limited else ""
         if columns is None:   # every key's value: the selection's joins plus the others
             keys = range(len(info.keys))
             columns = (f"SELECT {_PART_COLUMNS}, {SD_COLUMNS}{''.join(f', k{i}.PART_KEY_VAL' for i in keys)}"
                        f" FROM metastore.PARTITIONS p{_SD_JOIN}{_key_joins(keys)}")
         else:
             columns += _key_joins(selection.keys)
-        return tx.query(f"{columns} WHERE p.TBL_ID=%s{selection.where} ORDER BY p.PART_NAME{limit}",
-                        (info.row.tbl_id, *selection.params))
+        rows = tx.query(f"{columns} WHERE p.TBL_ID=%s{selection.where}{order}", (info.row.tbl_id, *selection.params))
+        if not limited:
+            rows.sort(key=itemgetter(0))
+        return rows
 
     def _load_partitions(self, tx, info: TableInfo, rows: list[tuple]) -> list:
         """Partitions from _select's rows."""
         if not rows:
             return []
-        params = load_params(tx, "PARTITION_PARAMS", "PART_ID", [r[0] for r in rows])
+        params = load_params(tx, "PARTITION_PARAMS", "PART_ID", [r[1] for r in rows])
         columns_cache = {info.cd_id: info.cols} if info.cd_id is not None else {}
         sds = build_sds(tx, [r[_SD_FIRST:_VALUES_FIRST] for r in rows if r[_SD_FIRST] is not None], columns_cache)
         return [api.Partition(values=list(row[_VALUES_FIRST:]), dbName=info.row.db_name, tableName=info.row.name,
-                              createTime=row[1], lastAccessTime=row[2], sd=sds.get(row[_SD_FIRST]),
-                              parameters=params.get(row[0], {}), catName=CATALOG)
+                              createTime=row[2], lastAccessTime=row[3], sd=sds.get(row[_SD_FIRST]),
+                              parameters=params.get(row[1], {}), catName=CATALOG)
                 for row in rows]
 
     def _partitions(self, db_name: str, table_name: str, make_selection, max_parts: int = -1) -> list:
