@@ -122,7 +122,7 @@ def test_entire_warehouse_deleted_with_skip_trash(hms, sales, fs, db):
 @pytest.mark.parametrize("module, function", [
     ("hopshive.metastore.stores.mysql.databases", "insert_location_sd"),
     ("hopshive.metastore.stores.mysql.tables", "insert_sd"),
-    ("hopshive.metastore.stores.mysql.partitions", "insert_sd"),
+    ("hopshive.metastore.stores.mysql.partitions", "insert_sds"),
 ])
 def test_failure_between_directory_and_metadata_leaves_neither(hms, fs, db, monkeypatch, module, function):
     import importlib

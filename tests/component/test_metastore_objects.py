@@ -122,7 +122,7 @@ def _detailed(sd, bucket: str, skew_value: str):
 
 def _described(sd):
     skew = sd.skewedInfo or api.SkewedInfo([], [], {})   # none sent: an empty one comes back
-    return (sd.compressed, sd.storedAsSubDirectories, sd.numBuckets, sd.bucketCols, sd.sortCols, sd.parameters,
+    return (bool(sd.compressed), bool(sd.storedAsSubDirectories), sd.numBuckets, sd.bucketCols, sd.sortCols, sd.parameters,
             sd.serdeInfo.parameters, skew.skewedColNames, skew.skewedColValues, skew.skewedColValueLocationMaps)
 
 
@@ -138,7 +138,6 @@ def test_storage_descriptor_details_round_trip(hms):
     hms.create_table(other)
     plain = partition(tbl, ["2"])
     plain.sd = table("default", "sdd").sd
-    plain.sd.storedAsSubDirectories = False
     for part in (partition(tbl, ["1"]), partition(other, ["1"]), plain, partition(other, ["2"]),
                  partition(tbl, ["3"])):
         hms.add_partition(part)
@@ -150,3 +149,21 @@ def test_storage_descriptor_details_round_trip(hms):
         assert {p.values[0]: _described(p.sd) for p in parts} == expected
     assert _described(hms.get_partition_by_name("default", "sdd", "ds=2").sd) == _described(plain.sd)
     assert [_described(p.sd) for p in hms.get_partitions("default", "sdd_other", -1)] == [_described(other.sd)] * 2
+
+
+def test_partitions_added_in_one_call_keep_their_own_descriptors(hms):
+    """add_partitions writes all descriptors, serdes and partitions of a call in a few
+    multi-row statements: each partition still gets its own."""
+    tbl = table("default", "sdb", parts=("ds string",))
+    hms.create_table(tbl)
+    parts = []
+    for i in range(7):
+        part = partition(tbl, [str(i)], params={"n": str(i)})
+        if i % 3:
+            part.sd = _detailed(part.sd, "a" if i % 2 else "b", f"x{i}")
+        parts.append(part)
+    hms.add_partitions(parts)
+    got = {p.values[0]: p for p in hms.get_partitions("default", "sdb", -1)}
+    assert {value: _described(p.sd) for value, p in got.items()} == {p.values[0]: _described(p.sd) for p in parts}
+    assert {value: (p.parameters["n"], p.sd.location.rsplit("/", 1)[1]) for value, p in got.items()} == {
+        str(i): (str(i), f"ds={i}") for i in range(7)}

@@ -18,8 +18,9 @@ from ...exceptions import AlreadyExists, InvalidObject, NoSuchObject
 from ...filter import typed_shadow_values
 from ...locations import Locations, replace_prefix
 from .partreads import TableInfo, name_hash
-from .sds import delete_sds, insert_columns, insert_params, insert_sd, replace_params, same_columns, update_sd
-from .sql import now, query_in
+from .sds import (delete_sds, insert_columns, insert_many_params, insert_sds, replace_params, same_columns,
+                  update_sd)
+from .sql import insert_returning, now, query_in
 
 
 class PartitionWrites:
@@ -60,19 +61,20 @@ class PartitionWrites:
             named = [(self._check_values(info, p.values), p) for p in parts]
             names = [info.part_name(values) for values, _ in named]
             existing = self._existing(tx, info, names)
-            added, key_rows, seen = [], [], set()
+            new, seen = [], set()
             for name, (values, part) in zip(names, named):
                 if name in existing or name in seen:
                     if if_not_exists:
                         continue
                     raise AlreadyExists(f"Partition already exists: {db_name}.{table_name} {name}")
                 seen.add(name)
-                added.append(self._insert_partition(tx, info, name, values, part, dirs, key_rows))
-            self._insert_key_values(tx, key_rows)
-            return added
+                new.append(self._new_partition(tx, info, name, values, part, dirs))
+            return self._insert_partitions(tx, info, new)
         return self._write(work, duplicate=f"Partition already exists in {db_name}.{table_name}")
 
-    def _insert_partition(self, tx, info: TableInfo, name: str, values: list, part, dirs, key_rows: list):
+    def _new_partition(self, tx, info: TableInfo, name: str, values: list, part, dirs) -> tuple:
+        """(name, the partition as stored, its directory's inode key): the directory exists
+        (created if missing) and is locked; the metadata is _insert_partitions's."""
         part = copy.copy(part)
         part.values, part.dbName, part.tableName = values, info.row.db_name, info.row.name
         part.createTime = part.createTime or now()
@@ -81,14 +83,20 @@ class PartitionWrites:
             if not info.location:
                 raise InvalidObject(f"partition {name} has no location and its table none to derive it from")
             part.sd.location = Locations.child(info.location, name)
-        key = dirs.link(tx, part.sd.location, create=True, foreign_ok=not info.managed)
-        sd_id = insert_sd(tx, part.sd, key, self._cd_for(tx, info, part.sd.cols))
-        tx.execute("INSERT INTO metastore.PARTITIONS (CREATE_TIME, LAST_ACCESS_TIME, PART_NAME, SD_ID, TBL_ID)"
-                   " VALUES (%s, %s, %s, %s, %s)", (part.createTime, part.lastAccessTime or 0, name, sd_id, info.row.tbl_id))
-        part_id = tx.lastrowid
-        insert_params(tx, "PARTITION_PARAMS", "PART_ID", part_id, part.parameters)
-        key_rows += self._key_rows(info, part_id, values)
-        return part
+        return name, part, dirs.link(tx, part.sd.location, create=True, foreign_ok=not info.managed)
+
+    def _insert_partitions(self, tx, info: TableInfo, new: Sequence[tuple]) -> list:
+        """The metadata of _new_partition's partitions, a few statements for all of them."""
+        sd_ids = insert_sds(tx, [(part.sd, key, self._cd_for(tx, info, part.sd.cols)) for _, part, key in new])
+        part_ids = insert_returning(
+            tx, "PARTITIONS", ("CREATE_TIME", "LAST_ACCESS_TIME", "PART_NAME", "SD_ID", "TBL_ID"),
+            [(part.createTime, part.lastAccessTime or 0, name, sd_id, info.row.tbl_id)
+             for (name, part, _), sd_id in zip(new, sd_ids)], "PART_ID")
+        insert_many_params(tx, "PARTITION_PARAMS", "PART_ID", [(part_id, part.parameters)
+                                                                for part_id, (_, part, _) in zip(part_ids, new)])
+        self._insert_key_values(tx, [row for part_id, (_, part, _) in zip(part_ids, new)
+                                     for row in self._key_rows(info, part_id, part.values)])
+        return [part for _, part, _ in new]
 
     # --------------------------------------------------------------------- alter
     def alter_partitions(self, db_name: str, table_name: str, parts: Sequence, dirs) -> None:
@@ -96,17 +104,17 @@ class PartitionWrites:
             info = self._table_info(tx, db_name, table_name, " FOR UPDATE")
             names = [info.part_name(self._check_values(info, p.values)) for p in parts]
             existing = self._existing(tx, info, names)
-            key_rows: list = []
+            new = []
             for name, part in zip(names, parts):
                 if name not in existing:
                     # Hive's loadPartition (INSERT OVERWRITE ... PARTITION) deletes the partition
                     # directory and renames the new one into place, which cascades the partition
                     # away; its closing alter_partition re-creates it here (see module doc).
-                    self._insert_partition(tx, info, name, list(part.values), part, dirs, key_rows)
+                    new.append(self._new_partition(tx, info, name, list(part.values), part, dirs))
                     continue
                 part_id, sd_id, old_location = existing[name]
                 self._update_partition(tx, info, part_id, sd_id, old_location, part, dirs)
-            self._insert_key_values(tx, key_rows)
+            self._insert_partitions(tx, info, new)
         self._write(work)
 
     def _update_partition(self, tx, info: TableInfo, part_id: int, sd_id: int, old_location: str | None, part,

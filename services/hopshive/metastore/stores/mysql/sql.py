@@ -53,3 +53,17 @@ def execute_in(tx, sql: str, ids: Iterable, extra: tuple = ()) -> int:
         fragment, params = in_list(chunk)
         count += tx.execute(sql.format(fragment), (*extra, *params))
     return count
+
+
+def insert_returning(tx, table: str, columns: Sequence[str], rows: Sequence[Sequence], id_column: str) -> list[int]:
+    """Multi-row INSERT into ``metastore.<table>``; the generated ``id_column`` of each row, in
+    row order (MariaDB's INSERT ... RETURNING: one statement per BATCH rows instead of one per
+    row, and no assumption that auto-increment ids come out consecutive, which Galera's
+    interleaved mode does not promise)."""
+    row_marks = f"({marks(len(columns))})"
+    ids: list[int] = []
+    for chunk in chunks(rows):
+        ids += [row[0] for row in tx.query(
+            f"INSERT INTO {SCHEMA}.{table} ({', '.join(columns)}) VALUES {', '.join([row_marks] * len(chunk))}"
+            f" RETURNING {id_column}", [value for row in chunk for value in row])]
+    return ids
