@@ -9,7 +9,6 @@ descriptors' other children follow, one statement each."""
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Mapping, Sequence
