@@ -14,7 +14,7 @@ COMMENT_MAX = 256
 # A descriptor and its serde, read in one row: SDS s joined to SERDES se (build_sds's input).
 SD_COLUMNS = ("s.SD_ID, s.CD_ID, s.INPUT_FORMAT, s.IS_COMPRESSED, s.IS_STOREDASSUBDIRECTORIES, s.LOCATION,"
               " s.NUM_BUCKETS, s.OUTPUT_FORMAT, s.SERDE_ID, se.NAME, se.SLIB")
-SD_COLUMN_COUNT = 11
+SD_COLUMN_COUNT = SD_COLUMNS.count(",") + 1
 SERDE_JOIN = " LEFT JOIN metastore.SERDES se ON se.SERDE_ID = s.SERDE_ID"
 _SDS = f"SELECT {SD_COLUMNS} FROM metastore.SDS s{SERDE_JOIN} WHERE s.SD_ID IN ({{}})"
 # The child tables of SDS (table -> its SD_ID column) that most descriptors have no rows in.
