@@ -12,6 +12,7 @@ from ..core.db import Database
 from ..namespace.liveness import Liveness
 from ..namespace.namespace import Namespace
 from .api import api
+from .authorization import Authorizer
 from .exceptions import AlreadyExists, NoSuchObject
 from .handler import Handler, Session
 from .locations import Locations
@@ -36,6 +37,12 @@ DEFAULTS = {
         "warehouse_permission": "1777",
         "do_as_client": True,               # directories are made/removed as the set_ugi user
         "service_user": "hive",
+        # Storage-based authorization (Hive's StorageBasedAuthorizationProvider): the
+        # namespace's permissions on an object's directory decide who may read, change or
+        # drop it.  Off only for trusted single-user setups.
+        "storage_authorization": True,
+        "admin_users": ["hive"],            # Hive admins: bypass authorization, as superusers do
+        "anonymous_user": "anonymous",      # who a connection is before (or without) set_ugi
         "use_trash": False,                 # like Hive with fs.trash.interval=0; ifPurge always skips it
         "lock_timeout": 300.0,              # seconds without heartbeat before a Hive lock expires
         "max_connections": 1000,
@@ -65,8 +72,10 @@ class Metastore:
         locations = Locations(ms["namespace_uris"], ms["warehouse"])
         self.warehouse = Warehouse(namespace, locations, ms["service_user"], ms["do_as_client"], ms["use_trash"])
         self.store = backend(ms["backend"])(self.db)
-        self.handler = Handler(self.store, self.warehouse, {"lock_timeout": float(ms["lock_timeout"]),
-                                                            "uris": f"thrift://{ms['bind']}:{ms['port']}"})
+        authorizer = Authorizer(namespace, locations, bool(ms["storage_authorization"]), ms["admin_users"])
+        self.handler = Handler(self.store, self.warehouse, authorizer, {
+            "lock_timeout": float(ms["lock_timeout"]), "uris": f"thrift://{ms['bind']}:{ms['port']}",
+            "anonymous_user": ms["anonymous_user"]})
         concurrent = int(ms["max_concurrent_calls"]) or max(1, int(config["database"]["pool_size"]) - 1)
         self.server = ThriftServer(sock, Processor(self.handler), lambda peer: Session(peer), concurrent,
                                    int(ms["max_connections"]), float(ms["read_timeout"]))

@@ -60,6 +60,13 @@ class Locations:
     def child(parent: str, name: str) -> str:
         return parent.rstrip("/") + "/" + name
 
+    def parent(self, uri: str) -> str:
+        """The location of the directory that holds ``uri`` (the root holds itself)."""
+        location = self.parse(uri)
+        if location.path is None or location.path == "/":
+            return uri
+        return uri[:len(uri.rstrip("/")) - len(location.path.rsplit("/", 1)[1])].rstrip("/") or "/"
+
 
 def _clean(path: str) -> str:
     if not path.startswith("/"):

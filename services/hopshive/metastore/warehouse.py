@@ -15,6 +15,7 @@ from typing import Callable
 from ..core.db import Tx
 from ..namespace.namespace import Namespace
 from ..namespace.paths import split_path
+from .authorization import WRITE_ACCESS, Access
 from .exceptions import InvalidObject, InvalidOperation
 from .locations import Location, Locations
 
@@ -33,20 +34,23 @@ class Warehouse:
         self.use_trash = use_trash
         self.dir_permission = dir_permission
 
-    def for_user(self, user: str | None) -> "Directories":
-        name = user if (self.do_as_client and user) else self.service_user
-        return Directories(self, name).prepare()
+    def for_user(self, user: str, access: Access | None = None) -> "Directories":
+        """``access``: the caller's authorization, applied to every location it gives."""
+        return Directories(self, user if self.do_as_client else self.service_user, user, access).prepare()
 
     def service(self) -> "Directories":
-        return Directories(self, self.service_user).prepare()
+        return Directories(self, self.service_user, self.service_user).prepare()
 
 
 class Directories:
-    """Directory operations for one caller; every method runs inside ``tx``."""
+    """Directory operations for one caller; every method runs inside ``tx``.  ``user`` acts
+    on the namespace; ``requester`` is who called (they differ when doAs is off)."""
 
-    def __init__(self, warehouse: Warehouse, user: str):
+    def __init__(self, warehouse: Warehouse, user: str, requester: str, access: Access | None = None):
         self.warehouse = warehouse
         self.user = user
+        self.requester = requester
+        self.access = access
         self._caller = None
 
     def prepare(self) -> "Directories":
@@ -69,7 +73,8 @@ class Directories:
         """The inode key to store for a location (None for no location or a foreign one).
 
         ``create``: make the directory (and parents) when missing; otherwise a missing
-        directory is an InvalidObject.  ``foreign_ok``: accept locations outside the
+        directory is an InvalidObject.  The caller needs write access to it (to its nearest
+        existing ancestor when missing).  ``foreign_ok``: accept locations outside the
         namespace (external tables); otherwise they are an InvalidObject.
         """
         if not uri:
@@ -81,7 +86,10 @@ class Directories:
                                     "tables (and their partitions) may be stored elsewhere")
             return None
         namespace = self.warehouse.namespace
-        inode = namespace.resolve(tx, location.path)
+        resolved = namespace.resolver.resolve(tx, split_path(location.path))
+        if self.access is not None:
+            self.access.check_resolved(resolved, WRITE_ACCESS, location.path)
+        inode = resolved.last
         if inode is None:
             if not create:
                 raise InvalidObject(f"location {uri} does not exist (an EXTERNAL table's directory "
@@ -95,16 +103,31 @@ class Directories:
         location = self.parse(uri)
         return location.ours and self.warehouse.namespace.resolve(tx, location.path) is not None
 
-    def delete(self, tx: Tx, uri: str | None, purge: bool = False) -> bool:
-        """Delete a directory tree (to the caller's trash when ``metastore.use_trash`` and not
-        ``purge``); foreign or missing locations are left alone.  Returns True if deleted."""
+    def delete(self, tx: Tx, uri: str | None, owner: str | None, purge: bool = False) -> bool:
+        """Delete the directory tree of a dropped object owned by ``owner`` (to the caller's
+        trash when ``metastore.use_trash`` and not ``purge``); foreign or missing locations are
+        left alone.  Returns True if deleted.
+
+        A directory is deleted only when it belongs to the object's owner, the dropping user
+        or the service: one that belongs to anyone else was adopted (the object was created
+        on a directory that already existed), and its data is not the object's to delete --
+        not even when an administrator drops it.  Such a directory is kept and logged."""
         if not uri:
             return False
         location = self.parse(uri)
         if not location.ours or not split_path(location.path):
             return False
+        namespace = self.warehouse.namespace
+        inode = namespace.resolve(tx, location.path)
+        if inode is None:
+            return False
+        holder = namespace.users.user_name(inode.user_id)
+        if holder not in (owner, self.requester, self.warehouse.service_user):
+            log.warning("kept an adopted directory", extra={
+                "location": uri, "directory_owner": holder, "object_owner": owner, "user": self.requester})
+            return False
         skip_trash = purge or not self.warehouse.use_trash
-        return self.warehouse.namespace.delete(self.caller, location.path, True, skip_trash, tx=tx)
+        return namespace.delete(self.caller, location.path, True, skip_trash, tx=tx)
 
     def delete_if_empty(self, tx: Tx, uri: str) -> bool:
         location = self.parse(uri)

@@ -114,6 +114,9 @@ class WebHdfs:
         if doas and doas != user:
             rule = self.proxy_users.get(user)
             allowed = rule and _matches(rule.get("users", ""), doas) and _matches(rule.get("hosts", "*"), peer or "")
+            if allowed and self.ns.caller(doas).superuser and not self.ns.caller(user).superuser:
+                # "*" never covers a superuser: a proxy must be one, or name them one by one.
+                allowed = doas in _names(rule.get("users", ""))
             if allowed and rule.get("groups", "*") != "*":
                 groups = self.ns.users.groups_of(doas)
                 allowed = bool(groups & set(str(rule["groups"]).split(",")))
@@ -306,6 +309,10 @@ class WebHdfs:
             raise
 
 
+def _names(rule: str | list) -> list[str]:
+    return rule if isinstance(rule, list) else str(rule).split(",")
+
+
 def _matches(rule: str | list, value: str) -> bool:
-    values = rule if isinstance(rule, list) else str(rule).split(",")
+    values = _names(rule)
     return "*" in values or value in values

@@ -6,6 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..authorization import READ_ACCESS, WRITE_ACCESS, Access, Authorizer
 from ..exceptions import InvalidInput
 from ..locations import Locations
 from ..names import normalize
@@ -45,16 +46,46 @@ class Session:
 
 
 class HandlerBase:
-    def __init__(self, store: RawStore, warehouse: Warehouse, settings: dict):
+    def __init__(self, store: RawStore, warehouse: Warehouse, authorizer: Authorizer, settings: dict):
         self.store = store
         self.warehouse = warehouse
+        self.authorizer = authorizer
         self.locations: Locations = warehouse.locations
         self.settings = settings
         self.started = int(time.time())
         self._lock = threading.Lock()
 
-    def dirs(self, session: Session) -> Directories:
-        return self.warehouse.for_user(session.user)
+    def user(self, session: Session) -> str:
+        """Who calls: the ``set_ugi`` user; a connection that never sent one is anonymous
+        (not the service, which would make it an administrator)."""
+        return session.user or self.settings["anonymous_user"]
+
+    def access(self, session: Session) -> Access:
+        return self.authorizer.for_user(self.user(session))
+
+    def dirs(self, session: Session, access: Access | None = None) -> Directories:
+        return self.warehouse.for_user(self.user(session), access or self.access(session))
+
+    def authorize(self, session: Session, *checks: tuple[str | None, int]) -> Access:
+        """Apply storage-based authorization: each check is (location, access)."""
+        access = self.access(session)
+        access.require_all(checks)
+        return access
+
+    def table_dir(self, table) -> str | None:
+        """The directory that guards a table: its own, or its database's for a view."""
+        location = table.sd.location if table.sd else None
+        return location or self.store.get_database(table.dbName).locationUri
+
+    def readable_table(self, session: Session, db_name: str, name: str):
+        table = self.store.get_table(self.n(db_name), self.n(name))
+        self.authorize(session, (self.table_dir(table), READ_ACCESS))
+        return table
+
+    def writable_table(self, session: Session, db_name: str, name: str):
+        """The table, after checking the caller may change it; returns (table, access)."""
+        table = self.store.get_table(self.n(db_name), self.n(name))
+        return table, self.authorize(session, (self.table_dir(table), WRITE_ACCESS))
 
     @staticmethod
     def n(name: str | None) -> str:

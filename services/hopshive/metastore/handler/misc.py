@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from ..api import api
+from ..authorization import WRITE_ACCESS
 from ..exceptions import InvalidInput, InvalidObject, NoSuchObject
 from ..names import filter_names, parse_part_name, validate_name
 
@@ -59,10 +60,15 @@ class MiscCalls:
         func.functionName = validate_name(func.functionName, "function")
         if not func.className:
             raise InvalidObject(f"function {func.functionName} has no class name")
-        func.ownerName = func.ownerName or session.user
+        func.ownerName = func.ownerName or self.user(session)
         return func
 
+    def _writable_database(self, session, name) -> None:
+        """Functions belong to their database: changing them needs write access to it."""
+        self.authorize(session, (self.store.get_database(self.n(name)).locationUri, WRITE_ACCESS))
+
     def create_function(self, session, func):
+        self._writable_database(session, func.dbName)
         self.store.create_function(self._function(func, session))
 
     def get_function(self, session, dbName, funcName):
@@ -75,13 +81,15 @@ class MiscCalls:
         return api.GetAllFunctionsResponse(functions=self.store.get_functions())
 
     def alter_function(self, session, dbName, funcName, newFunc):
+        self._writable_database(session, dbName)
         self.store.alter_function(self.n(dbName), self.n(funcName), self._function(newFunc, session))
 
     def drop_function(self, session, dbName, funcName):
+        self._writable_database(session, dbName)
         self.store.drop_function(self.n(dbName), self.n(funcName))
 
     # --------------------------------------------------------------- statistics
-    def _update_stats(self, stats, table_level: bool):
+    def _update_stats(self, session, stats, table_level: bool):
         desc = stats.statsDesc
         if desc is None or not desc.dbName or not desc.tableName:
             raise InvalidInput("column statistics need dbName and tableName")
@@ -89,19 +97,20 @@ class MiscCalls:
         desc = stats.statsDesc
         desc.dbName, desc.tableName, desc.isTblLevel = self.n(desc.dbName), self.n(desc.tableName), table_level
         values = None
+        table, _ = self.writable_table(session, desc.dbName, desc.tableName)
         if not table_level:
-            table = self.store.get_table(desc.dbName, desc.tableName)
             values = parse_part_name(desc.partName or "", [k.name for k in table.partitionKeys or []])
         self.store.update_column_statistics(stats, values)
         return True
 
     def update_table_column_statistics(self, session, stats_obj):
-        return self._update_stats(stats_obj, True)
+        return self._update_stats(session, stats_obj, True)
 
     def update_partition_column_statistics(self, session, stats_obj):
-        return self._update_stats(stats_obj, False)
+        return self._update_stats(session, stats_obj, False)
 
     def get_table_column_statistics(self, session, db_name, tbl_name, col_name):
+        self.readable_table(session, db_name, tbl_name)
         objs = self.store.get_table_column_statistics(self.n(db_name), self.n(tbl_name), [col_name])
         if not objs:
             raise NoSuchObject(f"statistics of column {col_name} of {db_name}.{tbl_name} do not exist")
@@ -109,6 +118,7 @@ class MiscCalls:
         return api.ColumnStatistics(statsDesc=desc, statsObj=objs)
 
     def get_partition_column_statistics(self, session, db_name, tbl_name, part_name, col_name):
+        self.readable_table(session, db_name, tbl_name)
         stats = self.store.get_partition_column_statistics(self.n(db_name), self.n(tbl_name), [part_name], [col_name])
         if part_name not in stats:
             raise NoSuchObject(f"statistics of column {col_name} of partition {part_name} do not exist")
@@ -117,17 +127,21 @@ class MiscCalls:
         return api.ColumnStatistics(statsDesc=desc, statsObj=stats[part_name])
 
     def get_table_statistics_req(self, session, request):
+        self.readable_table(session, request.dbName, request.tblName)
         return api.TableStatsResult(tableStats=self.store.get_table_column_statistics(
             self.n(request.dbName), self.n(request.tblName), request.colNames or []))
 
     def get_partitions_statistics_req(self, session, request):
+        self.readable_table(session, request.dbName, request.tblName)
         return api.PartitionsStatsResult(partStats=self.store.get_partition_column_statistics(
             self.n(request.dbName), self.n(request.tblName), request.partNames or [], request.colNames or []))
 
     def delete_partition_column_statistics(self, session, db_name, tbl_name, part_name, col_name):
+        self.writable_table(session, db_name, tbl_name)
         return self.store.delete_column_statistics(self.n(db_name), self.n(tbl_name), part_name, col_name)
 
     def delete_table_column_statistics(self, session, db_name, tbl_name, col_name):
+        self.writable_table(session, db_name, tbl_name)
         return self.store.delete_column_statistics(self.n(db_name), self.n(tbl_name), None, col_name)
 
     # -------------------------------------------------------------------- locks

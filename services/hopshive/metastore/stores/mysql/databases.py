@@ -61,7 +61,7 @@ class DatabaseOps:
 
     def drop_database(self, name: str, dirs, cascade: bool) -> None:
         def work(tx):
-            db_id, _, location, _, _, _, sd_id = self._database_row(tx, name, " FOR UPDATE")
+            db_id, _, location, _, owner, _, sd_id = self._database_row(tx, name, " FOR UPDATE")
             tables = tx.query("SELECT TBL_NAME, TBL_TYPE FROM metastore.TBLS WHERE DB_ID=%s ORDER BY TBL_ID", (db_id,))
             if tables and not cascade:
                 raise InvalidOperation(f"Database {name} is not empty. One or more tables exist.")
@@ -71,5 +71,5 @@ class DatabaseOps:
                 self._drop_table_tx(tx, name, table_name, dirs, False)
             delete_sds(tx, [sd_id])   # cascades to DBS, DATABASE_PARAMS, FUNCS, DB_PRIVS
             if dirs is not None:
-                dirs.delete(tx, location)
+                dirs.delete(tx, location, owner)
         self._write(work)

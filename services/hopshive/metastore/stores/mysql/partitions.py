@@ -195,7 +195,7 @@ class PartitionWrites:
 
     @staticmethod
     def _delete_partition_dir(tx, info: TableInfo, location: str | None, dirs, purge: bool) -> None:
-        if not location or not dirs.delete(tx, location, purge):
+        if not location or not dirs.delete(tx, location, info.row.owner, purge):
             return
         if not info.location or replace_prefix(location, info.location, "") == location:
             return

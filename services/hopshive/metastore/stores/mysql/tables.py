@@ -29,6 +29,7 @@ class TableRow:
     db_id: int
     sd_id: int | None
     table_type: str | None
+    owner: str | None
     db_name: str
     name: str
 
@@ -36,7 +37,7 @@ class TableRow:
 class TableOps:
     # ------------------------------------------------------------------ helpers
     def _table_row(self, tx, db_name: str, name: str, lock: str = "") -> TableRow:
-        row = tx.query_one("SELECT t.TBL_ID, t.DB_ID, t.SD_ID, t.TBL_TYPE FROM metastore.TBLS t"
+        row = tx.query_one("SELECT t.TBL_ID, t.DB_ID, t.SD_ID, t.TBL_TYPE, t.OWNER FROM metastore.TBLS t"
                            " JOIN metastore.DBS d ON d.DB_ID = t.DB_ID WHERE d.NAME=%s AND t.TBL_NAME=%s" + lock,
                            (db_name, name))
         if row is None:
@@ -236,7 +237,7 @@ class TableOps:
         if dirs is None:
             return
         if table_location:
-            dirs.delete(tx, table_location, purge)
+            dirs.delete(tx, table_location, row.owner, purge)
         for _, location in parts:
             if location and replace_prefix(location, table_location or "\0", "") == location:
-                dirs.delete(tx, location, purge)
+                dirs.delete(tx, location, row.owner, purge)

@@ -1,0 +1,244 @@
+"""Storage-based authorization in the metastore: every call family of the rules table
+(services/hopshive/metastore/README.md) allowed and refused, Hive's permission error, nothing
+changed after a refusal, adopted directories kept on an administrator's drop, forbidden
+locations, anonymous connections and the switch that turns it off."""
+
+from __future__ import annotations
+
+import pytest
+from pymetastore.hive_metastore import ttypes as h3
+
+from hopshive.metastore.api import api
+from tests.support.metastore import InThreadMetastore, settings, thrift_client
+from tests.support.metastore_fixtures import FAKE_NAMENODE, partition, table
+
+pytestmark = pytest.mark.metastore
+ROOT_URI = f"webhdfs://{FAKE_NAMENODE}"
+DB_PATH = "/user/hive/warehouse/alice_db.db"
+# Everything a call could change: metadata rows and the inodes.
+SNAPSHOT_TABLES = ("metastore.DBS", "metastore.DATABASE_PARAMS", "metastore.TBLS", "metastore.TABLE_PARAMS",
+                   "metastore.SDS", "metastore.PARTITIONS", "metastore.PARTITION_PARAMS", "metastore.FUNCS",
+                   "metastore.TAB_COL_STATS", "hops.hdfs_inodes")
+
+
+def start(db, **metastore):
+    return InThreadMetastore(settings(db.config, FAKE_NAMENODE, **metastore)).start()
+
+
+@pytest.fixture
+def metastore(db):
+    server = start(db)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fs(metastore, namespace):
+    """The namespace as its users would act on it through WebHDFS."""
+    class Fs:
+        def mkdirs(self, user, path, mode=None):
+            namespace.mkdirs(namespace.caller(user), path, mode)
+
+        def write(self, user, path):
+            namespace.start_file(namespace.caller(user), path, False, None, 1, 1 << 20, ("test", "127.0.0.1"))
+
+        def chmod(self, path, mode):
+            namespace.set_permission(namespace.caller("hdfs"), path, mode)
+
+        def exists(self, path):
+            return namespace.db.run(lambda tx: namespace.resolve(tx, path)) is not None
+    return Fs()
+
+
+@pytest.fixture
+def clients(metastore):
+    opened = {}
+
+    def client(user):
+        if user not in opened:
+            context = thrift_client(metastore.port, user=user)
+            opened[user] = (context, context.__enter__())
+        return opened[user][1]
+    yield client
+    for context, _ in opened.values():
+        context.__exit__(None, None, None)
+
+
+@pytest.fixture
+def alice_db(clients):
+    """alice's database with a partitioned managed table, a partition, a function and
+    column statistics; directories 0755 (umask 022): readable by others, writable by alice."""
+    alice = clients("alice")
+    alice.create_database(api.Database(name="alice_db", locationUri=None, parameters={}))
+    t = table("alice_db", "t", parts=("ds string",))
+    alice.create_table(t)
+    alice.add_partition(partition(t, ["1"]))
+    alice.create_function(h3.Function(functionName="f", dbName="alice_db", className="x.F", ownerName="alice",
+                                      ownerType=1, createTime=0, functionType=1, resourceUris=[]))
+    return t
+
+
+def snapshot(db) -> dict:
+    with db.transaction() as tx:
+        return {name: sorted(map(repr, tx.query(f"SELECT * FROM {name}"))) for name in SNAPSHOT_TABLES}
+
+
+def stats(db_name="alice_db", name="t"):
+    desc = h3.ColumnStatisticsDesc(isTblLevel=True, dbName=db_name, tableName=name)
+    data = h3.ColumnStatisticsData(longStats=h3.LongColumnStatsData(numNulls=0, numDVs=1, lowValue=1, highValue=1))
+    return h3.ColumnStatistics(statsDesc=desc, statsObj=[h3.ColumnStatisticsObj("a", "int", data)])
+
+
+def altered(client, change):
+    t = client.get_table("alice_db", "t")
+    change(t)
+    return t
+
+
+# Calls bob may not make on alice's 0755 objects: (name, call).  ``admin`` reads as hive.
+WRITE_CALLS = [
+    ("drop_database", lambda bob, admin: bob.drop_database("alice_db", False, True)),
+    ("alter_database owner", lambda bob, admin: bob.alter_database(
+        "alice_db", api.Database(name="alice_db", ownerName="bob", parameters={}))),
+    ("create_table", lambda bob, admin: bob.create_table(table("alice_db", "bobs", owner="bob"))),
+    ("drop_table", lambda bob, admin: bob.drop_table("alice_db", "t", False)),
+    ("alter_table owner", lambda bob, admin: bob.alter_table(
+        "alice_db", "t", altered(admin, lambda t: setattr(t, "owner", "bob")))),
+    ("alter_table location", lambda bob, admin: bob.alter_table(
+        "alice_db", "t", altered(admin, lambda t: setattr(t.sd, "location", f"{ROOT_URI}/user/bob/t")))),
+    ("rename table", lambda bob, admin: bob.alter_table(
+        "alice_db", "t", altered(admin, lambda t: setattr(t, "tableName", "t2")))),
+    ("add_partition", lambda bob, admin: bob.add_partition(partition(admin.get_table("alice_db", "t"), ["2"]))),
+    ("drop_partition", lambda bob, admin: bob.drop_partition("alice_db", "t", ["1"], False)),
+    ("alter_partition", lambda bob, admin: bob.alter_partition(
+        "alice_db", "t", admin.get_partition("alice_db", "t", ["1"]))),
+    ("rename_partition", lambda bob, admin: bob.rename_partition(
+        "alice_db", "t", ["1"], partition(admin.get_table("alice_db", "t"), ["9"]))),
+    ("update statistics", lambda bob, admin: bob.update_table_column_statistics(stats())),
+    ("create_function", lambda bob, admin: bob.create_function(h3.Function(
+        functionName="g", dbName="alice_db", className="x.G", ownerName="bob", ownerType=1, createTime=0,
+        functionType=1, resourceUris=[]))),
+    ("drop_function", lambda bob, admin: bob.drop_function("alice_db", "f")),
+]
+
+
+@pytest.mark.parametrize("name,call", WRITE_CALLS, ids=[c[0] for c in WRITE_CALLS])
+def test_another_user_cannot_change_or_drop_metadata(name, call, alice_db, clients, db, fs):
+    before = snapshot(db)
+    with pytest.raises(h3.MetaException) as refused:
+        call(clients("bob"), clients("hive"))
+    assert "Permission denied: user=bob, access=" in refused.value.message
+    assert "inode=\"" in refused.value.message
+    assert snapshot(db) == before, f"{name}: a refused call changed something"
+
+
+@pytest.mark.parametrize("name,call", WRITE_CALLS, ids=[c[0] for c in WRITE_CALLS])
+def test_the_owner_and_the_admin_may(name, call, alice_db, clients, fs):
+    """The same calls succeed for the directories' owner (alice) and for the Hive admin."""
+    fs.mkdirs("hdfs", "/user/bob", 0o777)
+    for user in ("alice", "hive"):
+        if name in ("drop_database", "drop_table", "rename table") and user == "hive":
+            continue    # alice already did it; what is left is covered by the drop tests
+        try:
+            call(clients(user), clients("hive"))
+        except h3.MetaException as exc:
+            assert "Permission denied" not in exc.message, f"{name} refused to {user}"
+        except (h3.NoSuchObjectException, h3.AlreadyExistsException, h3.InvalidOperationException):
+            pass    # alice's turn already did it
+
+
+def test_reads_need_read_access(alice_db, clients, fs):
+    bob = clients("bob")
+    assert bob.get_table("alice_db", "t").tableName == "t", "0755: others may read"
+    assert [p.values for p in bob.get_partitions("alice_db", "t", -1)] == [["1"]]
+    fs.chmod(DB_PATH, 0o700)
+    reads = [lambda: bob.get_database("alice_db"), lambda: bob.get_table("alice_db", "t"),
+             lambda: bob.get_partitions("alice_db", "t", -1), lambda: bob.get_all_tables("alice_db"),
+             lambda: bob.get_partitions_by_filter("alice_db", "t", "ds = '1'", -1),
+             lambda: bob.get_table_statistics_req(h3.TableStatsRequest("alice_db", "t", ["a"]))]
+    for read in reads:
+        with pytest.raises(h3.MetaException, match="Permission denied: user=bob, access=(EXECUTE|READ_EXECUTE)"):
+            read()
+    # Hive 2.3 declares MetaException as field 1 of get_partition_names, Hive 3 clients read
+    # that field as NoSuchObjectException (see hopshive.metastore.thrift.errors).
+    with pytest.raises(h3.NoSuchObjectException, match="Permission denied: user=bob"):
+        bob.get_partition_names("alice_db", "t", -1)
+    assert bob.get_table_objects_by_name("alice_db", ["t"]) == [], "unreadable tables are left out"
+    assert "alice_db" in bob.get_all_databases(), "database names are not protected"
+    assert clients("alice").get_table("alice_db", "t").tableName == "t"
+    assert clients("hive").get_table("alice_db", "t").tableName == "t"
+
+
+def test_adopting_another_users_directory_needs_write_access_to_it(clients, fs, db):
+    fs.mkdirs("hdfs", "/data", 0o1777)
+    fs.mkdirs("alice", "/data/alice")
+    fs.write("alice", "/data/alice/part-0")
+    before = snapshot(db)
+    with pytest.raises(h3.MetaException, match="Permission denied: user=bob, access=WRITE"):
+        clients("bob").create_table(table("default", "stolen", location=f"{ROOT_URI}/data/alice", owner="bob"))
+    assert snapshot(db) == before
+
+
+def test_an_administrator_drop_keeps_a_directory_the_table_adopted(clients, fs):
+    """The issue's scenario, where alice's directory is writable by all: bob's managed table
+    on it is allowed, but dropping it with its data -- even by the admin -- keeps alice's files."""
+    fs.mkdirs("hdfs", "/data", 0o1777)
+    fs.mkdirs("alice", "/data/shared", 0o777)
+    fs.write("alice", "/data/shared/part-0")
+    clients("bob").create_table(table("default", "adopted", location=f"{ROOT_URI}/data/shared", owner="bob"))
+    clients("hive").drop_table("default", "adopted", True)
+    assert fs.exists("/data/shared/part-0"), "the administrator's drop deleted the victim's files"
+    clients("alice").create_table(table("default", "own", location=f"{ROOT_URI}/data/shared", owner="alice"))
+    clients("hive").drop_table("default", "own", True)
+    assert not fs.exists("/data/shared"), "a directory of the table's owner goes with the table"
+
+
+@pytest.mark.parametrize("location", ["/", "/user", "/user/hive/warehouse", "/user/hive/warehouse/alice_db.db"])
+def test_locations_no_table_or_partition_may_have(location, alice_db, clients, db):
+    alice = clients("alice")
+    before = snapshot(db)
+    with pytest.raises(h3.InvalidObjectException, match="can not hold a table"):
+        alice.create_table(table("alice_db", "bad", location=ROOT_URI + location))
+    with pytest.raises(h3.InvalidObjectException, match="can not hold a partition"):
+        alice.add_partition(partition(alice_db, ["2"], location=ROOT_URI + location))
+    assert snapshot(db) == before
+
+
+def test_a_partition_may_not_live_in_its_tables_own_directory(alice_db, clients):
+    with pytest.raises(h3.InvalidObjectException, match="can not hold a partition"):
+        clients("alice").add_partition(partition(alice_db, ["2"], location=f"{ROOT_URI}{DB_PATH}/t"))
+
+
+def test_a_connection_without_set_ugi_is_anonymous(alice_db, metastore, db):
+    before = snapshot(db)
+    with thrift_client(metastore.port, user=None) as anonymous:
+        with pytest.raises(h3.MetaException, match="Permission denied: user=anonymous"):
+            anonymous.drop_table("alice_db", "t", True)
+    assert snapshot(db) == before
+
+
+def test_superusers_bypass_the_checks(alice_db, clients, fs):
+    fs.chmod(DB_PATH, 0o700)
+    hdfs = clients("hdfs")
+    assert hdfs.get_table("alice_db", "t").tableName == "t"
+    hdfs.drop_database("alice_db", True, True)
+    assert not fs.exists(DB_PATH)
+
+
+def test_the_switch_turns_it_off(db, fs):
+    server = start(db, storage_authorization=False)
+    try:
+        with thrift_client(server.port, user="alice") as alice, thrift_client(server.port, user="bob") as bob:
+            alice.create_database(api.Database(name="open_db", locationUri=None, parameters={}))
+            alice.create_table(table("open_db", "t"))
+            bob.drop_table("open_db", "t", False)
+            assert alice.get_all_tables("open_db") == []
+    finally:
+        server.stop()
+
+
+def test_refusals_name_hives_wording(alice_db, clients):
+    with pytest.raises(h3.MetaException) as refused:
+        clients("bob").drop_table("alice_db", "t", True)
+    assert refused.value.message.startswith(f'Permission denied: user=bob, access=WRITE_EXECUTE, inode="{DB_PATH}":alice:')
+    assert refused.value.message.endswith(":drwxr-xr-x")
