@@ -44,7 +44,8 @@ class MetastoreClient:
     """One connection: socket, buffered transport, accelerated binary protocol, and the
     ``set_ugi`` Spark sends first. ``with MetastoreClient("127.0.0.1:9083") as hms: ...``"""
 
-    def __init__(self, address: str, timeout_s: float = SOCKET_TIMEOUT_S):
+    def __init__(self, address: str, timeout_s: float = SOCKET_TIMEOUT_S, user: str | None = None):
+        self.user = user or getpass.getuser()
         host, _, port = address.rpartition(":")
         sock = TSocket(host, int(port))
         sock.setTimeout(timeout_s * 1000)
@@ -53,8 +54,7 @@ class MetastoreClient:
 
     def __enter__(self) -> ThriftHiveMetastore.Client:
         self.transport.open()
-        user = getpass.getuser()
-        self.client.set_ugi(user, [user])
+        self.client.set_ugi(self.user, [self.user])
         return self.client
 
     def __exit__(self, *exc) -> None:
@@ -122,11 +122,11 @@ def ensure_database(hms, db: str, location_prefix: str) -> str:
         return location
 
 
-def create_table(hms, db: str, table: str, db_location: str) -> str:
+def create_table(hms, db: str, table: str, db_location: str, owner: str | None = None) -> str:
     """A fresh managed Parquet table partitioned by (int, string, bigint); returns its location."""
     drop_if_exists(hms, db, table)
     location = f"{db_location}/{table}"
-    hms.create_table(Table(tableName=table, dbName=db, owner=getpass.getuser(), createTime=int(time.time()),
+    hms.create_table(Table(tableName=table, dbName=db, owner=owner or getpass.getuser(), createTime=int(time.time()),
                            lastAccessTime=0, retention=0, sd=_sd(location), partitionKeys=PARTITION_KEYS,
                            parameters={"EXTERNAL": "FALSE"}, tableType="MANAGED_TABLE"))
     return location

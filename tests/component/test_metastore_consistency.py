@@ -33,8 +33,8 @@ def fs(metastore, namespace):
         def rename(self, src, dst):
             return namespace.rename(caller, src, dst)
 
-        def mkdirs(self, path):
-            return namespace.mkdirs(caller, path)
+        def mkdirs(self, path, permission=None):
+            return namespace.mkdirs(caller, path, permission)
 
         def write(self, path):
             namespace.start_file(caller, path, False, None, 1, 1 << 20, ("test", "127.0.0.1"))
@@ -73,7 +73,7 @@ def test_drop_through_the_metastore_removes_metadata_and_managed_directories(hms
 
 
 def test_dropping_an_external_table_keeps_its_data(hms, fs, db):
-    fs.mkdirs("/data/ext")
+    fs.mkdirs("/data/ext", 0o777)    # creating a table on a directory needs write access to it
     fs.write("/data/ext/part-0")
     hms.create_table(table("default", "ext", location="webhdfs://127.0.0.1:1/data/ext", external=True))
     hms.drop_table("default", "ext", True)
@@ -151,7 +151,7 @@ def test_failure_between_directory_and_metadata_leaves_neither(hms, fs, db, monk
 
 def test_external_table_location_must_exist(hms, db):
     with pytest.raises(h3.InvalidObjectException, match="does not exist"):
-        hms.create_table(table("default", "ext", location="webhdfs://127.0.0.1:1/nowhere", external=True))
+        hms.create_table(table("default", "ext", location=f"{WAREHOUSE}/nowhere", external=True))
     with pytest.raises(h3.InvalidObjectException, match="outside the HopsHive namespace"):
         hms.create_table(table("default", "m", location="file:///tmp/elsewhere"))
     hms.create_table(table("default", "s3", location="s3a://bucket/key", external=True))
