@@ -166,12 +166,26 @@ def scratch(root, webhdfs, targets, run_id, metastores, db, request) -> ms.Scrat
 
 
 @pytest.fixture(scope="session")
-def hive_spark(targets, root, metastores, tmp_path_factory):
+def spark_home(webhdfs, targets, root) -> str:
+    """The Hive session user's own directories, as a platform gives a new user: its home
+    (Hive serde overwrites move old files to its trash) and, in the run root, its warehouse
+    and a data directory.  Returns the data directory."""
+    user = targets.spark_user
+    for path in (f"/user/{user}", f"{root}/hive-warehouse", f"{root}/{user}-data"):
+        webhdfs.mkdirs(path, "755")
+        webhdfs.chown(path, user)
+    return f"{root}/{user}-data"
+
+
+@pytest.fixture(scope="session")
+def hive_spark(targets, root, metastores, spark_home, tmp_path_factory):
     """One Spark session with Hive support on the deployed metastores, in a JVM of its own
-    (a JVM holds one SparkContext, and the `spark` fixture's has the in-memory catalog).
-    Where the deployment wrote the Spark client configuration on this machine (roles/spark)
-    the session takes everything but its warehouse from there, as a user's pyspark would;
-    otherwise it is configured from the targets.  Started here, awaited on first use."""
+    (a JVM holds one SparkContext, and the `spark` fixture's has the in-memory catalog),
+    acting as ``targets.spark_user`` -- not a superuser, so the metastore's storage-based
+    authorization judges every call it makes.  Where the deployment wrote the Spark client
+    configuration on this machine (roles/spark) the session takes everything but its
+    warehouse from there, as a user's pyspark would; otherwise it is configured from the
+    targets.  Started here, awaited on first use."""
     pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
     from tests.support.spark_extension import build_jar, session_args
     from tests.support.spark_workload import SparkProcess
@@ -189,6 +203,6 @@ def hive_spark(targets, root, metastores, tmp_path_factory):
                 *session_args(build_jar(tmp_path_factory.mktemp("spark-extension")))]
         conf_dir = None
     log = tmp_path_factory.mktemp("hive-spark") / "spark.log"
-    process = SparkProcess(args, log, conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.user})
+    process = SparkProcess(args, log, conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.spark_user})
     yield process
     process.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 
 import pytest
+from pymetastore.hive_metastore import ttypes as api
 
 from harness.support import metastore as ms
 from tests.support.spark_workload import PHASES, SparkProcess, assert_same_results
@@ -41,12 +42,12 @@ def reference(reference_dir):
 
 
 @pytest.fixture(scope="module")
-def workload(hive_spark, reference, reference_dir, targets, root, prefix, metastores, webhdfs, db):
+def workload(hive_spark, reference, reference_dir, targets, root, prefix, metastores, webhdfs, db, spark_home):
     """(ours, reference): the workload's results on the deployment and on the built-in
     catalog, both sessions working side by side."""
     started = ms.now(db)
     ms.drop_databases(metastores[0], targets.user, prefix)
-    runs = [(hive_spark, targets.uri(f"{root}/workload-data/ext")),
+    runs = [(hive_spark, targets.uri(f"{spark_home}/ext")),
             (reference, (reference_dir / "data" / "ext").as_uri())]
     for session, ext in runs:
         session.ready(TIMEOUT)
@@ -57,7 +58,7 @@ def workload(hive_spark, reference, reference_dir, targets, root, prefix, metast
     ms.drop_databases(metastores[0], targets.user, prefix)
     ms.sweep_orphans(targets.db, started)   # what foreign keys cannot reach (fsck repair, the cleaner's job)
     # Hive serde INSERT OVERWRITE moves the old files to the user's trash, mirroring the path
-    trash = f"/user/{targets.user}/.Trash"
+    trash = f"/user/{targets.spark_user}/.Trash"
     for entry in webhdfs.list(trash) if webhdfs.status(trash) else []:
         webhdfs.delete(f"{trash}/{entry['pathSuffix']}{root}", recursive=True)
 
@@ -99,3 +100,22 @@ def test_workload_leaves_consistent_metadata(workload, db, targets, root, metast
     with ms.client(metastores[0], targets.user) as client:
         assert [n for n in client.get_all_databases() if n.startswith(prefix)] == []
     assert ms.counts(db, warehouse) == {"databases": 0, "tables": 0, "partitions": 0, "descriptors": 0}
+
+
+def test_spark_gets_hives_permission_error_on_a_database_it_cannot_write(hive_spark, targets, metastores, root,
+                                                                        prefix, webhdfs):
+    """The session's user owns what it made above; a database of another user (0755) it may
+    read but not write, and Spark reports the metastore's error unchanged."""
+    name, path = f"{prefix}locked", f"{root}/locked.db"
+    with ms.client(metastores[0], targets.user) as owner:
+        owner.create_database(api.Database(name=name, locationUri=targets.uri(path), parameters={}))
+    try:
+        result = hive_spark.run({"locked": [f"SHOW TABLES IN {name}", f"CREATE TABLE {name}.t (a INT)"]},
+                                timeout=TIMEOUT)["locked"]
+        assert result[f"SHOW TABLES IN {name}"] == [], result
+        refused = result[f"CREATE TABLE {name}.t (a INT)"]
+        assert "error" in refused, refused
+        assert f"Permission denied: user={targets.spark_user}, access=WRITE" in refused["message"], refused
+    finally:
+        ms.drop_databases(metastores[0], targets.user, name)
+

@@ -14,6 +14,8 @@ Targets come from an Ansible inventory (``--inventory PATH``) or from the enviro
                           over /run/mysqld/mysqld.sock); or the separate variables
                           HOPSHIVE_DB_HOST, _PORT, _USER, _PASSWORD, _UNIX_SOCKET
   HOPSHIVE_E2E_USER       the Hadoop user the clients act as (default: the OS user)
+  HOPSHIVE_E2E_SPARK_USER the Hive session's Hadoop user, checked by the metastore's
+                          authorization (default hh_e2e_spark; must not be a superuser)
   HOPSHIVE_E2E_BASE       the directory the unique run root is made in (default /tmp)
   HOPSHIVE_E2E_REQUIRED   1: an unreachable target fails the run instead of skipping it
 
@@ -46,6 +48,7 @@ class Targets:
     metastores: tuple = DEFAULT_METASTORES  # ((host, port), ...), every instance of every host
     spark_conf_dir: str | None = None       # the deployed Spark client configuration, if local
     user: str = "root"
+    spark_user: str = "hh_e2e_spark"       # the Hive session's HADOOP_USER_NAME: not a superuser
     base: str = "/tmp"
     required: bool = False
     source: str = "defaults"
@@ -112,6 +115,7 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
     return Targets(webhdfs_url=url.rstrip("/"), db=db, metastores=metastores or DEFAULT_METASTORES,
                    spark_conf_dir=spark_conf_dir,
                    user=environ.get("HOPSHIVE_E2E_USER") or getpass.getuser(),
+                   spark_user=environ.get("HOPSHIVE_E2E_SPARK_USER") or "hh_e2e_spark",
                    base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
                    source=source)

@@ -43,6 +43,19 @@ class WebHdfs:
         extra = {"permission": permission} if permission else {}
         return self._call("PUT", path, "MKDIRS", **extra).json()["boolean"]
 
+    def write(self, path: str, data: bytes) -> None:
+        """CREATE (overwriting), both steps: the namenode's redirect, then the data."""
+        location = self._call("PUT", path, "CREATE", ok=(307,), overwrite=True).headers["Location"]
+        response = self.session.put(location, data=data, timeout=self.timeout)
+        if response.status_code != 201:
+            raise WebHdfsError(response.status_code, response.text, f"PUT CREATE {path} (data)")
+
+    def chown(self, path: str, owner: str) -> None:
+        self._call("PUT", path, "SETOWNER", owner=owner)
+
+    def chmod(self, path: str, permission: str) -> None:
+        self._call("PUT", path, "SETPERMISSION", permission=permission)
+
     def delete(self, path: str, recursive: bool = True, skiptrash: bool | None = None) -> bool:
         """DELETE; ``skiptrash=False`` moves the entry to the caller's trash instead (the
         Hadoop 3.4 parameter; left out unless given)."""

@@ -9,6 +9,7 @@ import pytest
 from pymetastore.hive_metastore import ttypes as h3
 
 from hopshive.metastore.api import api
+from tests.support.authorization import victim_objects, write_calls
 from tests.support.metastore import InThreadMetastore, settings, thrift_client
 from tests.support.metastore_fixtures import FAKE_NAMENODE, partition, table
 
@@ -66,16 +67,9 @@ def clients(metastore):
 
 @pytest.fixture
 def alice_db(clients):
-    """alice's database with a partitioned managed table, a partition, a function and
-    column statistics; directories 0755 (umask 022): readable by others, writable by alice."""
-    alice = clients("alice")
-    alice.create_database(api.Database(name="alice_db", locationUri=None, parameters={}))
-    t = table("alice_db", "t", parts=("ds string",))
-    alice.create_table(t)
-    alice.add_partition(partition(t, ["1"]))
-    alice.create_function(h3.Function(functionName="f", dbName="alice_db", className="x.F", ownerName="alice",
-                                      ownerType=1, createTime=0, functionType=1, resourceUris=[]))
-    return t
+    """alice's database with a partitioned managed table, a partition, a function;
+    directories 0755 (umask 022): readable by others, writable by alice."""
+    return victim_objects(clients("alice"), "alice_db", "t", "alice")
 
 
 def snapshot(db) -> dict:
@@ -83,43 +77,7 @@ def snapshot(db) -> dict:
         return {name: sorted(map(repr, tx.query(f"SELECT * FROM {name}"))) for name in SNAPSHOT_TABLES}
 
 
-def stats(db_name="alice_db", name="t"):
-    desc = h3.ColumnStatisticsDesc(isTblLevel=True, dbName=db_name, tableName=name)
-    data = h3.ColumnStatisticsData(longStats=h3.LongColumnStatsData(numNulls=0, numDVs=1, lowValue=1, highValue=1))
-    return h3.ColumnStatistics(statsDesc=desc, statsObj=[h3.ColumnStatisticsObj("a", "int", data)])
-
-
-def altered(client, change):
-    t = client.get_table("alice_db", "t")
-    change(t)
-    return t
-
-
-# Calls bob may not make on alice's 0755 objects: (name, call).  ``admin`` reads as hive.
-WRITE_CALLS = [
-    ("drop_database", lambda bob, admin: bob.drop_database("alice_db", False, True)),
-    ("alter_database owner", lambda bob, admin: bob.alter_database(
-        "alice_db", api.Database(name="alice_db", ownerName="bob", parameters={}))),
-    ("create_table", lambda bob, admin: bob.create_table(table("alice_db", "bobs", owner="bob"))),
-    ("drop_table", lambda bob, admin: bob.drop_table("alice_db", "t", False)),
-    ("alter_table owner", lambda bob, admin: bob.alter_table(
-        "alice_db", "t", altered(admin, lambda t: setattr(t, "owner", "bob")))),
-    ("alter_table location", lambda bob, admin: bob.alter_table(
-        "alice_db", "t", altered(admin, lambda t: setattr(t.sd, "location", f"{ROOT_URI}/user/bob/t")))),
-    ("rename table", lambda bob, admin: bob.alter_table(
-        "alice_db", "t", altered(admin, lambda t: setattr(t, "tableName", "t2")))),
-    ("add_partition", lambda bob, admin: bob.add_partition(partition(admin.get_table("alice_db", "t"), ["2"]))),
-    ("drop_partition", lambda bob, admin: bob.drop_partition("alice_db", "t", ["1"], False)),
-    ("alter_partition", lambda bob, admin: bob.alter_partition(
-        "alice_db", "t", admin.get_partition("alice_db", "t", ["1"]))),
-    ("rename_partition", lambda bob, admin: bob.rename_partition(
-        "alice_db", "t", ["1"], partition(admin.get_table("alice_db", "t"), ["9"]))),
-    ("update statistics", lambda bob, admin: bob.update_table_column_statistics(stats())),
-    ("create_function", lambda bob, admin: bob.create_function(h3.Function(
-        functionName="g", dbName="alice_db", className="x.G", ownerName="bob", ownerType=1, createTime=0,
-        functionType=1, resourceUris=[]))),
-    ("drop_function", lambda bob, admin: bob.drop_function("alice_db", "f")),
-]
+WRITE_CALLS = write_calls("alice_db", "t", f"{ROOT_URI}/user/bob/t", "bob")
 
 
 @pytest.mark.parametrize("name,call", WRITE_CALLS, ids=[c[0] for c in WRITE_CALLS])
