@@ -92,7 +92,8 @@ def test_an_administrators_drop_keeps_the_adopted_directory(scratch, users, meta
     drops it with its data.  alice's files survive; her own table on it takes them along."""
     alice, bob = users
     shared = f"{scratch.path}/shared"
-    webhdfs.mkdirs(shared, "777")
+    webhdfs.mkdirs(shared)
+    webhdfs.chmod(shared, "777")
     webhdfs.chown(shared, alice)
     WebHdfs(targets.webhdfs_url, alice).write(f"{shared}/part-0", b"alice's data\n")
     closed = f"{scratch.path}/closed"
