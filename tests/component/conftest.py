@@ -76,6 +76,14 @@ def webhdfs(request, tmp_path_factory):
 
 
 @pytest.fixture
+def ours_only():
+    """Skip a test of HopsHive's own rules (where it is stricter than Hadoop) when
+    $HOPSHIVE_WEBHDFS_URL points elsewhere."""
+    if EXTERNAL:
+        pytest.skip(f"{WEBHDFS_URL_ENV} is set: this test checks a HopsHive rule Hadoop does not have")
+
+
+@pytest.fixture
 def private_webhdfs(request):
     """A private namenode of our own as a Target, for tests that kill it or read its
     database (skipped when $HOPSHIVE_WEBHDFS_URL points elsewhere)."""

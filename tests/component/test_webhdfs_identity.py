@@ -30,6 +30,14 @@ def test_an_allowed_proxy_user_acts_as_doas(webhdfs, root):
     assert webhdfs.admin.status(f"{root}/f")["owner"] == "bob"
 
 
+def test_a_wildcard_proxy_rule_never_covers_a_superuser(webhdfs, root, ours_only):
+    """Hadoop's hadoop.proxyuser.<svc>.users=* covers hdfs too; ours never does."""
+    webhdfs.admin.chmod(root, "777")
+    as_hdfs = webhdfs.client(PROXY_USER, doas="hdfs")
+    remote_exception(as_hdfs.call("PUT", f"{root}/as-superuser", "MKDIRS"), 403, REFUSED_PROXY)
+    assert not webhdfs.admin.exists(f"{root}/as-superuser")
+
+
 def test_impersonation_by_a_non_proxy_user_is_refused(webhdfs, alice, root):
     mallory = webhdfs.client("alice", doas="hdfs")
     remote_exception(mallory.call("PUT", f"{root}/evil", "MKDIRS"), 403, REFUSED_PROXY)
