@@ -53,7 +53,9 @@ def restore(instances):
 
 
 @pytest.mark.spark
-def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, scratch, db, metastores, targets):
+def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, scratch, db, metastores, targets,
+                                                webhdfs):
+    webhdfs.chown(scratch.path, targets.spark_user)    # the session's user makes its database there
     prefix, uri = scratch.prefix, scratch.uri
     name = f"{prefix}fo"
     assert hive_spark.run({"setup": [f"CREATE DATABASE {name} LOCATION '{uri}/fo.db'"]})["setup"] == {

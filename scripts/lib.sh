@@ -8,6 +8,14 @@ SYSTEM_PYTHON=/usr/bin/python3
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# Run a named stage and report how long it took (kept when it fails): stage NAME CMD ARGS...
+stage() {
+    local name=$1 start=$SECONDS status=0
+    shift
+    "$@" || status=$?
+    printf '==> stage %s: %ds (exit %d)\n' "$name" "$((SECONDS - start))" "$status" >&2
+    return "$status"
+}
 
 # Run a command as root (directly, or through sudo when available).
 as_root() {
