@@ -200,3 +200,18 @@ def test_refusals_name_hives_wording(alice_db, clients):
         clients("bob").drop_table("alice_db", "t", True)
     assert refused.value.message.startswith(f'Permission denied: user=bob, access=WRITE_EXECUTE, inode="{DB_PATH}":alice:')
     assert refused.value.message.endswith(":drwxr-xr-x")
+
+
+def test_a_table_deeper_than_the_chain_read_with_it_is_checked_too(clients, fs):
+    """Read checks use the directory chain read with the table (six levels); deeper
+    locations are resolved afresh and judged the same way."""
+    fs.mkdirs("hdfs", "/deep", 0o1777)
+    path = "/deep/a/b/c/d/e/table"
+    fs.mkdirs("alice", path)
+    alice, bob = clients("alice"), clients("bob")
+    alice.create_table(table("default", "deep", location=ROOT_URI + path, external=True))
+    assert bob.get_table("default", "deep").tableName == "deep"
+    fs.chmod("/deep/a/b", 0o700)
+    with pytest.raises(h3.MetaException, match='Permission denied: user=bob, access=EXECUTE'):
+        bob.get_table("default", "deep")
+    assert alice.get_table("default", "deep").tableName == "deep"

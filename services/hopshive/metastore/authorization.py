@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ..core.db import Tx
+from ..namespace.inodes import Inode
 from ..namespace.namespace import Namespace
 from ..namespace.paths import split_path
 from ..namespace.permissions import EXECUTE, READ, WRITE
@@ -90,6 +91,18 @@ class Access:
             work(tx)
         else:
             namespace.db.run(work, readonly=True)
+
+    def require_chain(self, uri: str | None, chain: list[Inode] | None, access: int) -> None:
+        """As require, judged on ``chain`` (the inodes from the root to the directory of
+        ``uri``, read with the object) when it is that path's; otherwise resolved afresh."""
+        if self.bypass:
+            return
+        location = self.authorizer.locations.parse(uri) if uri else None
+        components = split_path(location.path) if location is not None and location.ours else None
+        if chain is None or components is None or [i.name for i in chain[1:]] != components:
+            self.require(uri, access)
+            return
+        self.check_resolved(Resolved(components, chain), access, location.path)
 
     def _check(self, tx: Tx, path: str, access: int) -> None:
         self.check_resolved(self.authorizer.namespace.resolver.resolve(tx, split_path(path)), access, path)

@@ -86,6 +86,13 @@ class RawStore(abc.ABC):
     def get_table(self, db_name: str, name: str):
         """Returns: Table.  Raises: NoSuchObject."""
 
+    def get_table_with_directory(self, db_name: str, name: str) -> tuple:
+        """Returns: (Table, the inodes from the root to its directory, or None).  A store that
+        shares the namespace's database reads the chain in the table's own statement, so that
+        authorization costs no extra round trip; None (this default) when it cannot, or the
+        directory is missing, foreign or deep.  Raises: NoSuchObject."""
+        return self.get_table(db_name, name), None
+
     @abc.abstractmethod
     def get_tables(self, db_name: str, names: Sequence[str]) -> list:
         """Returns: the Tables of ``names`` that exist, in the order given."""

@@ -77,15 +77,26 @@ class HandlerBase:
         location = table.sd.location if table.sd else None
         return location or self.store.get_database(table.dbName).locationUri
 
+    def checked_table(self, session: Session, db_name: str, name: str, wanted: int):
+        """(table, access) after checking the caller has ``wanted`` on the table's directory,
+        judged on the inodes the store read with the table when it could."""
+        access = self.access(session)
+        if access.bypass:
+            return self.store.get_table(self.n(db_name), self.n(name)), access
+        table, chain = self.store.get_table_with_directory(self.n(db_name), self.n(name))
+        location = table.sd.location if table.sd else None
+        if location:
+            access.require_chain(location, chain, wanted)
+        else:
+            access.require(self.table_dir(table), wanted)
+        return table, access
+
     def readable_table(self, session: Session, db_name: str, name: str):
-        table = self.store.get_table(self.n(db_name), self.n(name))
-        self.authorize(session, (self.table_dir(table), READ_ACCESS))
-        return table
+        return self.checked_table(session, db_name, name, READ_ACCESS)[0]
 
     def writable_table(self, session: Session, db_name: str, name: str):
         """The table, after checking the caller may change it; returns (table, access)."""
-        table = self.store.get_table(self.n(db_name), self.n(name))
-        return table, self.authorize(session, (self.table_dir(table), WRITE_ACCESS))
+        return self.checked_table(session, db_name, name, WRITE_ACCESS)
 
     @staticmethod
     def n(name: str | None) -> str:

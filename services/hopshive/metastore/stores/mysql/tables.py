@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ....namespace.inodes import chain_from_row, chain_sql
 from ...api import CATALOG, api
 from ...exceptions import AlreadyExists, InvalidOperation, NoSuchObject
 from ...locations import Locations, replace_prefix
@@ -14,9 +15,15 @@ from .sds import (delete_sds, delete_unused_cds, insert_columns, insert_params, 
 from .sql import bit, execute_in, marks, query_in
 
 MANAGED_TYPES = ("MANAGED_TABLE", "INDEX_TABLE", "MATERIALIZED_VIEW")
-_TABLE = ("SELECT t.TBL_ID, t.DB_ID, t.SD_ID, t.TBL_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.OWNER, t.RETENTION,"
-          " t.TBL_NAME, t.VIEW_EXPANDED_TEXT, t.VIEW_ORIGINAL_TEXT, t.IS_REWRITE_ENABLED, d.NAME"
-          " FROM metastore.TBLS t JOIN metastore.DBS d ON d.DB_ID = t.DB_ID")
+_TABLE_COLUMNS = ("t.TBL_ID, t.DB_ID, t.SD_ID, t.TBL_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.OWNER, t.RETENTION,"
+                  " t.TBL_NAME, t.VIEW_EXPANDED_TEXT, t.VIEW_ORIGINAL_TEXT, t.IS_REWRITE_ENABLED, d.NAME")
+_TABLE_FROM = " FROM metastore.TBLS t JOIN metastore.DBS d ON d.DB_ID = t.DB_ID"
+_TABLE = "SELECT " + _TABLE_COLUMNS + _TABLE_FROM
+_CHAIN_COLUMNS, _CHAIN_JOINS = chain_sql(("ts.PARTITION_ID", "ts.PARENT_ID", "ts.NAME"))
+# The table with its directory's inode chain (see RawStore.get_table_with_directory).
+_TABLE_WITH_DIRECTORY = ("SELECT " + _TABLE_COLUMNS + ", " + _CHAIN_COLUMNS + _TABLE_FROM
+                         + " LEFT JOIN metastore.SDS ts ON ts.SD_ID = t.SD_ID" + _CHAIN_JOINS)
+_TABLE_WIDTH = _TABLE_COLUMNS.count(",") + 1
 
 
 def is_managed(table_type: str | None) -> bool:
@@ -104,6 +111,14 @@ class TableOps:
             if not rows:
                 raise NoSuchObject(f"Table {db_name}.{name} does not exist")
             return self._load_tables(tx, rows)[0]
+        return self._read(work)
+
+    def get_table_with_directory(self, db_name: str, name: str):
+        def work(tx):
+            rows = tx.query(_TABLE_WITH_DIRECTORY + " WHERE d.NAME=%s AND t.TBL_NAME=%s", (db_name, name))
+            if not rows:
+                raise NoSuchObject(f"Table {db_name}.{name} does not exist")
+            return self._load_tables(tx, [rows[0][:_TABLE_WIDTH]])[0], chain_from_row(rows[0][_TABLE_WIDTH:])
         return self._read(work)
 
     def get_tables(self, db_name: str, names: Sequence[str]) -> list:
