@@ -128,3 +128,33 @@ def test_garbage_on_the_socket_is_answered_400_or_dropped_and_service_goes_on(we
     assert alice.status(root)["type"] == "DIRECTORY"
     alice.write(f"{root}/still-serving", b"yes")
     assert alice.read(f"{root}/still-serving") == b"yes"
+
+
+@pytest.mark.parametrize("op,params", [
+    ("CREATE", {"replication": str(2 ** 40)}), ("CREATE", {"replication": "0"}),
+    ("CREATE", {"blocksize": str(2 ** 63)}), ("SETTIMES", {"modificationtime": "1e25"}),
+    ("SETTIMES", {"accesstime": str(10 ** 25)}), ("SETREPLICATION", {"replication": str(2 ** 40)}),
+    ("CREATE", {"replication": " 3 "}), ("CREATE", {"replication": "1_0"}), ("CREATE", {"replication": "٣"}),
+    ("OPEN", {"offset": "+1"}), ("MKDIRS", {"permission": "0o755"}), ("MKDIRS", {"permission": " 755"})])
+def test_out_of_range_and_loosely_written_numbers_are_refused(alice, root, op, params):
+    """400 IllegalArgumentException, never a database error; numbers parse as Java's
+    Long.parseLong does (no spaces, underscores, signs other than '-', non-ASCII digits)."""
+    alice.write(f"{root}/f", b"0123456789")
+    before = alice.status(f"{root}/f")
+    if op == "CREATE":
+        response = alice.create(f"{root}/g", b"x", **params)
+    elif op == "OPEN":
+        response = alice.open(f"{root}/f", **params)
+    elif op == "MKDIRS":
+        response = alice.call("PUT", f"{root}/d", "MKDIRS", **params)
+    else:
+        response = alice.call("PUT", f"{root}/f", op, **params)
+    remote_exception(response, 400, ILLEGAL_ARGUMENT)
+    assert list(alice.listing(root)) == ["f"]
+    assert alice.status(f"{root}/f") == before
+
+
+def test_an_overlong_user_name_is_refused(webhdfs, root, ours_only):
+    """Hadoop takes any length; our user table holds 100 characters: a clear 400, not a 500."""
+    response = webhdfs.client("u" * 101).call("GET", root, "GETFILESTATUS")
+    remote_exception(response, 400, ILLEGAL_ARGUMENT)

@@ -105,3 +105,31 @@ def test_the_superuser_may_do_anything(webhdfs, alice, root):
     admin.write(f"{root}/closed/f", b"x")
     assert admin.read(f"{root}/closed/f") == b"x"
     assert admin.delete(f"{root}/closed") is True
+
+
+def test_content_summary_needs_read_access_to_every_directory_it_counts(alice, bob, root):
+    alice.call("PUT", f"{root}/tree/private", "MKDIRS")
+    alice.write(f"{root}/tree/private/f", b"secret")
+    alice.chmod(f"{root}/tree/private", "700")
+    remote_exception(bob.call("GET", f"{root}/tree", "GETCONTENTSUMMARY"), 403, {ACCESS_CONTROL})
+    assert alice.json("GET", f"{root}/tree", "GETCONTENTSUMMARY")["ContentSummary"]["length"] == 6
+
+
+def test_create_without_access_tells_nothing_about_existing_names(alice, bob, root):
+    """No file-name oracle: the same AccessControlException whether the name exists or not."""
+    alice.call("PUT", f"{root}/closed", "MKDIRS")
+    alice.write(f"{root}/closed/exists", b"1")
+    alice.chmod(f"{root}/closed", "700")
+    for name in ("exists", "missing"):
+        remote_exception(bob.create(f"{root}/closed/{name}", b"x", overwrite="false"), 403, {ACCESS_CONTROL})
+    alice.chmod(f"{root}/closed", "755")
+    remote_exception(bob.create(f"{root}/closed/exists", b"x", overwrite="false"), 403, {ACCESS_CONTROL})
+
+
+def test_a_refused_setowner_registers_no_user_or_group(alice, bob, root, webhdfs, ours_only):
+    alice.write(f"{root}/f", b"1")
+    remote_exception(bob.call("PUT", f"{root}/f", "SETOWNER", owner="mallory_new_user", group="mallory_new_group"),
+                     403, {ACCESS_CONTROL})
+    with webhdfs.database.transaction() as tx:
+        assert tx.query("SELECT name FROM hops.hdfs_users WHERE name='mallory_new_user'") == []
+        assert tx.query("SELECT name FROM hops.hdfs_groups WHERE name='mallory_new_group'") == []

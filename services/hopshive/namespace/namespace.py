@@ -203,6 +203,9 @@ class Namespace:
             self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             everything = [inode] + (self._descendants(t, inode) if inode.is_dir else [])
+            for directory in everything:    # as HDFS: read and execute on every directory counted
+                if directory.is_dir:
+                    self.permissions.check(caller, directory, READ | EXECUTE, path)
             files = [i for i in everything if not i.is_dir]
             length = sum(i.size for i in files)
             return ContentSummary(length, len(files), len(everything) - len(files),
@@ -472,7 +475,9 @@ class Namespace:
 
     # ----------------------------------------------------------- attributes
     def _update_attributes(self, caller: Caller, path: str, check: Callable[[Inode], None],
-                           assignments: dict, tx: Tx | None = None) -> None:
+                           assignments: Callable[[], dict], tx: Tx | None = None) -> None:
+        """Check, then update: ``assignments`` is computed only after ``check`` passed (it may
+        register user and group names, which a refused call must not do)."""
         components = split_path(path)
 
         def work(t: Tx) -> None:
@@ -480,15 +485,16 @@ class Namespace:
             self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)
             check(inode)
-            columns = ", ".join(f"{column}=%s" for column in assignments)
-            t.execute(f"UPDATE {INODES} SET {columns} WHERE {KEY_WHERE}", (*assignments.values(), *inode.key))
+            values = assignments()
+            columns = ", ".join(f"{column}=%s" for column in values)
+            t.execute(f"UPDATE {INODES} SET {columns} WHERE {KEY_WHERE}", (*values.values(), *inode.key))
         self._run(tx, work)
 
     def set_permission(self, caller: Caller, path: str, permission: int, tx: Tx | None = None) -> None:
         if not 0 <= permission <= 0o1777:
             raise InvalidArgument(f"Invalid permission {permission:o}")
         self._update_attributes(caller, path, lambda i: self.permissions.check_owner(caller, i, path),
-                                {"permission": permission}, tx)
+                                lambda: {"permission": permission}, tx)
 
     def set_owner(self, caller: Caller, path: str, owner: str | None, group: str | None,
                   tx: Tx | None = None) -> None:
@@ -503,11 +509,13 @@ class Namespace:
             self.permissions.check_owner(caller, inode, path)
             if group and group not in caller.groups:
                 raise AccessDenied(f"Permission denied: user={caller.name} is not a member of group {group}")
-        assignments = {}
-        if owner:
-            assignments["user_id"] = self.users.user_id(owner)
-        if group:
-            assignments["group_id"] = self.users.group_id(group)
+        def assignments() -> dict:
+            ids = {}
+            if owner:
+                ids["user_id"] = self.users.user_id(owner)
+            if group:
+                ids["group_id"] = self.users.group_id(group)
+            return ids
         self._update_attributes(caller, path, check, assignments, tx)
 
     def set_times(self, caller: Caller, path: str, mtime: int | None, atime: int | None) -> None:
@@ -515,7 +523,7 @@ class Namespace:
                        if v is not None and v >= 0}
         if assignments:
             self._update_attributes(
-                caller, path, lambda i: self.permissions.check(caller, i, WRITE, path), assignments)
+                caller, path, lambda i: self.permissions.check(caller, i, WRITE, path), lambda: assignments)
 
     # ------------------------------------------------------------ file data
     def start_file(self, caller: Caller, path: str, overwrite: bool, permission: int | None,
@@ -528,6 +536,12 @@ class Namespace:
 
         def work(t: Tx) -> Inode:
             resolved = self._resolve_for_update(t, components, path)
+            # Permissions before existence, as HDFS: a caller who may not write here learns
+            # nothing about which names exist.
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
+            nearest = resolved.parent if resolved.exists else resolved.inodes[-1]
+            if nearest.is_dir:
+                self.permissions.check(caller, nearest, WRITE | EXECUTE, path)
             if resolved.exists:
                 existing = resolved.last
                 if existing.is_dir:
@@ -536,8 +550,6 @@ class Namespace:
                     raise AlreadyBeingCreated(f"{path} is already being written by {existing.client_name}")
                 if not overwrite:
                     raise FileAlreadyExists(f"{path} for client {client[1]} already exists")
-                self.permissions.check_traverse(caller, resolved.ancestors, path)
-                self.permissions.check(caller, resolved.parent, WRITE | EXECUTE, path)
                 self._remove(t, [existing])
                 resolved = Resolved(components, resolved.inodes[:-1])
             parent = self._make_parents(t, caller, resolved, len(components) - 1, 0o777 & ~self.umask, path)

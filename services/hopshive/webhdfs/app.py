@@ -18,6 +18,7 @@ from urllib.parse import quote, unquote_to_bytes, urlencode
 from aiohttp import web
 
 from ..exceptions import AccessDenied, HopsHiveError, InvalidArgument, NamespaceError
+from ..namespace.inodes import BLOCK_SIZE_BITS
 from ..namespace.namespace import Namespace
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
@@ -27,6 +28,8 @@ from .params import Params
 log = logging.getLogger(__name__)
 PREFIX = "/webhdfs/v1"
 LIST_BATCH = 1000
+MAX_REPLICATION = 512                        # HDFS's dfs.replication.max
+MAX_BLOCK_SIZE = (1 << BLOCK_SIZE_BITS) - 1   # what the inode header holds
 Handler = Callable[["Request"], Awaitable[web.StreamResponse]]
 
 
@@ -109,8 +112,8 @@ class WebHdfs:
         return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id})
 
     def _caller(self, params: Params, peer: str | None) -> Caller:
-        user = params.text("user.name") or "dr.who"
-        doas = params.text("doas")
+        user = params.name("user.name") or "dr.who"
+        doas = params.name("doas")
         if doas and doas != user:
             rule = self.proxy_users.get(user)
             allowed = rule and _matches(rule.get("users", ""), doas) and _matches(rule.get("hosts", "*"), peer or "")
@@ -257,16 +260,16 @@ class WebHdfs:
         return BareResponse(status=200)
 
     async def set_owner(self, req: Request) -> web.Response:
-        await req.run(self.ns.set_owner, req.caller, req.path, req.params.text("owner"), req.params.text("group"))
+        await req.run(self.ns.set_owner, req.caller, req.path, req.params.name("owner"), req.params.name("group"))
         return BareResponse(status=200)
 
     async def set_times(self, req: Request) -> web.Response:
-        await req.run(self.ns.set_times, req.caller, req.path, req.params.integer("modificationtime", -1),
-                      req.params.integer("accesstime", -1))
+        await req.run(self.ns.set_times, req.caller, req.path, req.params.integer("modificationtime", -1, minimum=-1),
+                      req.params.integer("accesstime", -1, minimum=-1))
         return BareResponse(status=200)
 
     async def set_replication(self, req: Request) -> web.Response:
-        req.params.integer("replication", None, minimum=1)
+        req.params.integer("replication", None, minimum=1, maximum=MAX_REPLICATION)
         await req.run(self.ns.get_status, req.caller, req.path)
         return json_response({"boolean": True})  # one copy per block here; accepted for compatibility
 
@@ -281,8 +284,8 @@ class WebHdfs:
         client = (f"webhdfs-{uuid.uuid4().hex}", req.http.remote or "")
         inode = await req.run(
             self.ns.start_file, req.caller, req.path, params.boolean("overwrite", False), params.permission(),
-            params.integer("replication", self.config["replication"], minimum=1),
-            params.integer("blocksize", self.config["block_size"], minimum=512), client)
+            params.integer("replication", self.config["replication"], minimum=1, maximum=MAX_REPLICATION),
+            params.integer("blocksize", self.config["block_size"], minimum=512, maximum=MAX_BLOCK_SIZE), client)
         await self._receive(req, inode, client[0], None)
         return BareResponse(status=201, headers={"Location": f"hdfs://{self.advertised}{req.path}"})
 
