@@ -26,6 +26,7 @@ from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
 from ..namespace.namespace import Namespace
 from .app import WebHdfs
+from .limits import BoundedSockSite
 
 log = logging.getLogger("hopshive.namenode")
 
@@ -54,6 +55,11 @@ DEFAULTS = {
         # On SIGTERM, requests still running after this many seconds are cancelled (their
         # writes rolled back); keep it below the 30 s after which the master kills workers.
         "shutdown_timeout": 20.0,
+        # Seconds a connection may go without a complete request head, idle between requests
+        # or trickling one in (slowloris); see hopshive.webhdfs.limits.
+        "idle_timeout": 30.0,
+        # Open connections per worker; more are answered 503 with Retry-After.
+        "max_connections": 1000,
     },
 }
 
@@ -78,9 +84,10 @@ def serve_worker(config: dict, sock, generation: float) -> None:
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
         runner = web.AppRunner(WebHdfs(namespace, nn).application(), access_log=None,
-                               handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]))
+                               handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]),
+                               keepalive_timeout=float(nn["idle_timeout"]))
         await runner.setup()
-        await web.SockSite(runner, sock).start()
+        await BoundedSockSite(runner, sock, int(nn["max_connections"])).start()
         await stop.wait()
         await runner.cleanup()
 

@@ -1,0 +1,58 @@
+"""Bounds on what clients may hold of a namenode worker: connections, and time without a
+complete request head.
+
+aiohttp's keep-alive timer closes a connection whose next request head has not arrived
+within ``keepalive_timeout`` of the connection opening or of the previous response, however
+slowly the client trickles header bytes; ``idle_timeout`` is that timer.  Connections beyond
+``max_connections`` are answered at once with 503 and Retry-After (Hadoop's
+RetriableException), so a flood is refused instead of stalling the clients already served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from aiohttp import web
+
+log = logging.getLogger(__name__)
+RETRY_AFTER_S = 1
+
+
+def _refusal(max_connections: int) -> bytes:
+    body = json.dumps({"RemoteException": {
+        "exception": "RetriableException", "javaClassName": "org.apache.hadoop.ipc.RetriableException",
+        "message": f"The namenode is serving its maximum of {max_connections} connections; retry later"}}).encode()
+    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            b"Retry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % (RETRY_AFTER_S, len(body))) + body
+
+
+class _Refuse(asyncio.Protocol):
+    def __init__(self, response: bytes):
+        self.response = response
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.write(self.response)
+        transport.close()
+
+
+class BoundedSockSite(web.SockSite):
+    """A SockSite whose protocol factory refuses connections beyond ``max_connections``."""
+
+    def __init__(self, runner: web.BaseRunner, sock, max_connections: int):
+        super().__init__(runner, sock)
+        self.max_connections = max_connections
+        self._response = _refusal(max_connections)
+
+    def _protocol(self) -> asyncio.Protocol:
+        server = self._runner.server
+        if len(server.connections) >= self.max_connections:
+            log.warning("connection refused: limit reached", extra={"max_connections": self.max_connections})
+            return _Refuse(self._response)
+        return server()
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)      # registers the site with its runner
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._protocol, sock=self._sock)
