@@ -10,13 +10,10 @@ import pytest
 from hopshive.core.db import Database
 from hopshive.namespace.liveness import Liveness
 from hopshive.namespace.namespace import Namespace
+from tests.support.library import namespace_config
 from tests.support.namenode import SUPERUSER, NamenodeServer
 from tests.support.schemas import reset_schemas
 from tests.support.webhdfs import Target
-
-
-def namespace_config(data_dir) -> dict:
-    return {"superusers": ["hdfs"], "supergroup": "supergroup", "data_dir": str(data_dir), "umask": "022"}
 
 
 @pytest.fixture

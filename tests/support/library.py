@@ -11,6 +11,13 @@ from hopshive.namespace.users import Caller
 BLOCK_SIZE = 1024
 
 
+def namespace_config(data_dir, small_file_limit: int = 0) -> dict:
+    """A namespace library configuration for tests; they are about blocks, so small files
+    are off unless asked for."""
+    return {"superusers": ["hdfs"], "supergroup": "supergroup", "data_dir": str(data_dir), "umask": "022",
+            "small_file_limit": small_file_limit}
+
+
 def unfinished_write(ns: Namespace, caller: Caller, path: str, data: bytes, append: bool = False,
                      block_size: int = BLOCK_SIZE) -> tuple[Inode, str, object]:
     """Lease ``path`` and stream ``data`` into blocks without closing the file; returns

@@ -1,4 +1,5 @@
-"""File data: blocks as files on the local disk of the namenode that received them.
+"""File data: blocks as files on the local disk of the namenode that received them, and
+small files, whose whole content lives in the database (one inline pseudo-block).
 
 A block is written to ``blk_<id>.tmp`` and renamed to ``blk_<id>`` when the writer
 finishes, before the database learns of it.  A block file with no database row is
@@ -14,7 +15,7 @@ import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import crc32c
 
@@ -22,6 +23,7 @@ from .ids import IdAllocator
 
 BYTES_PER_CRC = 512
 READ_CHUNK = 1 << 20
+IN_DATABASE = "database"     # the location of a small file's inline block
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ class Block:
     num_bytes: int
     location: str
     generation_stamp: int = 0
+    data: bytes | None = None    # a small file's content (location IN_DATABASE); else on disk
+
+    @property
+    def inline(self) -> bool:
+        return self.data is not None
 
 
 class BlockStore:
@@ -50,7 +57,9 @@ class BlockStore:
         start = 0
         for block in blocks:
             lo, hi = max(offset, start), min(end, start + block.num_bytes)
-            if lo < hi:
+            if lo < hi and block.inline:
+                yield block.data[lo - start:hi - start]
+            elif lo < hi:
                 with open(self.path(block.block_id), "rb") as handle:
                     handle.seek(lo - start)
                     remaining = hi - lo
@@ -84,15 +93,57 @@ class BlockStore:
         block_md5s = b""
         for block in blocks:
             crcs = bytearray()
-            with open(self.path(block.block_id), "rb") as handle:
-                while chunk := handle.read(BYTES_PER_CRC * 2048):
-                    for i in range(0, len(chunk), BYTES_PER_CRC):
-                        crcs += struct.pack(">I", crc32c.crc32c(chunk[i:i + BYTES_PER_CRC]))
+            for chunk in self._chunks(block, BYTES_PER_CRC * 2048):
+                for i in range(0, len(chunk), BYTES_PER_CRC):
+                    crcs += struct.pack(">I", crc32c.crc32c(chunk[i:i + BYTES_PER_CRC]))
             block_md5s += hashlib.md5(crcs).digest()
         crc_per_block = block_size // BYTES_PER_CRC if len(blocks) > 1 else 0
         file_md5 = hashlib.md5(block_md5s).digest()
         algorithm = f"MD5-of-{crc_per_block}MD5-of-{BYTES_PER_CRC}CRC32C"
         return algorithm, struct.pack(">IQ", BYTES_PER_CRC, crc_per_block) + file_md5
+
+
+    def _chunks(self, block: Block, size: int) -> Iterator[bytes]:
+        if block.inline:
+            yield from (block.data[i:i + size] for i in range(0, len(block.data), size))
+            return
+        with open(self.path(block.block_id), "rb") as handle:
+            while chunk := handle.read(size):
+                yield chunk
+
+
+class SmallFileWriter:
+    """Keeps a file's bytes in memory while the whole file fits ``limit``; the first byte past
+    it moves everything to blocks (``spill`` makes the BlockWriter).  ``initial``: the content
+    of a small file being appended to.  ``finish`` returns the blocks written, or one inline
+    block with the whole content when the file stayed small (none when it is empty)."""
+
+    replaces_tail = False
+
+    def __init__(self, limit: int, initial: bytes, spill: Callable[[], "BlockWriter"]):
+        self.limit = limit
+        self.buffer = bytearray(initial)
+        self.spill = spill
+        self.blocks: "BlockWriter | None" = None
+
+    def write(self, data: bytes) -> None:
+        if self.blocks is None and len(self.buffer) + len(data) <= self.limit:
+            self.buffer += data
+            return
+        if self.blocks is None:
+            self.blocks = self.spill()
+            self.blocks.write(bytes(self.buffer))
+            self.buffer = bytearray()
+        self.blocks.write(data)
+
+    def finish(self) -> list[Block]:
+        if self.blocks is not None:
+            return self.blocks.finish()
+        return [Block(0, len(self.buffer), IN_DATABASE, data=bytes(self.buffer))] if self.buffer else []
+
+    def abort(self) -> None:
+        if self.blocks is not None:
+            self.blocks.abort()
 
 
 class BlockWriter:

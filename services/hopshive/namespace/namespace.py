@@ -28,7 +28,7 @@ from ..core.db import Database, IntegrityError, Tx
 from ..exceptions import (AccessDenied, AlreadyBeingCreated, FileAlreadyExists, FileNotFound,
                           FileUnderConstruction, InvalidArgument, ParentNotDirectory,
                           PathIsNotEmptyDirectory, SubtreeLocked)
-from .blocks import Block, BlockStore, BlockWriter
+from .blocks import IN_DATABASE, Block, BlockStore, BlockWriter, SmallFileWriter
 from .ids import IdAllocator
 from .inodes import INODES, INSERT, KEY_WHERE, SELECT, Inode, header, keys_in
 from .liveness import Liveness
@@ -40,6 +40,8 @@ from .users import Caller, UserDirectory
 
 Repoint = Callable[[Tx, tuple, tuple], None]
 BATCH = 1000
+SMALL_FILE_LIMIT = 64 * 1024      # bytes; files up to this size live in the database
+MAX_SMALL_FILE_LIMIT = (1 << 24) - 1   # hdfs_small_files.data is a MEDIUMBLOB
 
 
 def now_ms() -> int:
@@ -68,6 +70,9 @@ class Namespace:
         self.blocks = BlockStore(config["data_dir"], location)
         self.liveness = liveness
         self.umask = int(str(config.get("umask", "022")), 8)
+        self.small_file_limit = int(config.get("small_file_limit", SMALL_FILE_LIMIT))
+        if not 0 <= self.small_file_limit <= MAX_SMALL_FILE_LIMIT:
+            raise ValueError(f"small_file_limit must be between 0 and {MAX_SMALL_FILE_LIMIT} bytes")
         self._subtrees = threading.local()
 
     def format_root(self) -> None:
@@ -230,9 +235,12 @@ class Namespace:
         return self.db.run(work, readonly=True)
 
     def _blocks_of(self, tx: Tx, inode_id: int) -> list[Block]:
-        rows = tx.query("SELECT block_id, num_bytes, location, generation_stamp FROM hops.hdfs_block_infos"
-                        " WHERE inode_id=%s ORDER BY block_index", (inode_id,))
-        return [Block(*row) for row in rows]
+        """A file's blocks, or its one inline block when it is a small file (one statement)."""
+        rows = tx.query("SELECT block_index, block_id, num_bytes, location, generation_stamp, NULL"
+                        " FROM hops.hdfs_block_infos WHERE inode_id=%s"
+                        " UNION ALL SELECT 0, 0, LENGTH(data), %s, 0, data FROM hops.hdfs_small_files"
+                        " WHERE inode_id=%s ORDER BY 1", (inode_id, IN_DATABASE, inode_id))
+        return [Block(*row[1:]) for row in rows]
 
     def checksum(self, caller: Caller, path: str) -> tuple[str, bytes, int]:
         inode, blocks = self.file_blocks(caller, path)
@@ -321,6 +329,7 @@ class Namespace:
             invalid += tx.query(f"SELECT block_id, location FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})",
                                 chunk)
             tx.execute(f"DELETE FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})", chunk)
+            tx.execute(f"DELETE FROM hops.hdfs_small_files WHERE inode_id IN ({marks})", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_leases WHERE inode_id IN ({marks})", chunk)
         tx.executemany("INSERT IGNORE INTO hops.hdfs_invalidated_blocks (block_id, location) VALUES (%s, %s)",
                        invalid)
@@ -585,12 +594,21 @@ class Namespace:
             return inode, self._blocks_of(t, inode.id)
         return self.db.run(work)
 
-    def writer(self, inode: Inode, blocks: list[Block] | None = None) -> BlockWriter:
-        tail = blocks[-1] if blocks and blocks[-1].location == self.blocks.location else None
-        return self.blocks.writer(self.block_ids, inode.block_size, tail)
+    def writer(self, inode: Inode, blocks: list[Block] | None = None) -> BlockWriter | SmallFileWriter:
+        """What receives a new file's bytes (``blocks`` empty), or an appended file's: a file
+        on blocks stays on blocks; any other stays in memory while it fits the small-file
+        limit, and moves to blocks past it."""
+        if (blocks and not blocks[0].inline) or (not blocks and not self.small_file_limit):
+            tail = blocks[-1] if blocks and blocks[-1].location == self.blocks.location else None
+            return self.blocks.writer(self.block_ids, inode.block_size, tail)
+        initial = blocks[0].data if blocks else b""
+        return SmallFileWriter(self.small_file_limit, initial,
+                               lambda: self.blocks.writer(self.block_ids, inode.block_size, None))
 
     def complete_file(self, inode_id: int, holder: str, written: list[Block], replaced_tail: bool) -> None:
-        """Close a file: record its new blocks and make it readable, atomically."""
+        """Close a file: record its new blocks (or a small file's content) and make it
+        readable, atomically.  A small file's writer rewrote its whole content: the old
+        content row goes, whether the file stayed small or moved to blocks."""
 
         def work(t: Tx) -> None:
             row = t.query_one(f"{SELECT} WHERE id=%s FOR UPDATE", (inode_id,))
@@ -599,16 +617,23 @@ class Namespace:
                 raise FileNotFound("the file was deleted or recovered while it was being written")
             inode = Inode(*row)
             old = self._blocks_of(t, inode_id)
+            if old and old[0].inline:
+                t.execute("DELETE FROM hops.hdfs_small_files WHERE inode_id=%s", (inode_id,))
+                old = []
             if replaced_tail and old:
                 tail = old.pop()
                 t.execute("DELETE FROM hops.hdfs_block_infos WHERE block_id=%s", (tail.block_id,))
                 t.execute("INSERT IGNORE INTO hops.hdfs_invalidated_blocks (block_id, location) VALUES (%s,%s)",
                           (tail.block_id, tail.location))
                 t.after_commit(lambda: self.purge_blocks([tail.block_id]))
-            t.executemany("INSERT INTO hops.hdfs_block_infos (inode_id, block_index, block_id, num_bytes,"
-                          " generation_stamp, location) VALUES (%s,%s,%s,%s,%s,%s)",
-                          [(inode_id, len(old) + i, b.block_id, b.num_bytes, b.generation_stamp, b.location)
-                           for i, b in enumerate(written)])
+            if written and written[0].inline:
+                t.execute("INSERT INTO hops.hdfs_small_files (inode_id, data) VALUES (%s, %s)",
+                          (inode_id, written[0].data))
+            else:
+                t.executemany("INSERT INTO hops.hdfs_block_infos (inode_id, block_index, block_id, num_bytes,"
+                              " generation_stamp, location) VALUES (%s,%s,%s,%s,%s,%s)",
+                              [(inode_id, len(old) + i, b.block_id, b.num_bytes, b.generation_stamp, b.location)
+                               for i, b in enumerate(written)])
             size = sum(b.num_bytes for b in old) + sum(b.num_bytes for b in written)
             t.execute(f"UPDATE {INODES} SET size=%s, under_construction=0, client_name=NULL, client_machine=NULL,"
                       f" client_node=NULL, modification_time=%s WHERE {KEY_WHERE}", (size, now_ms(), *inode.key))

@@ -197,9 +197,10 @@ class WebHdfs:
         located, start = [], 0
         for block in blocks:
             if block.num_bytes and start + block.num_bytes > offset and (end is None or start < end):
-                host = block.location.rsplit(":", 1)[0]
-                located.append({"hosts": [host], "names": [block.location],
-                                "topologyPaths": [f"/default-rack/{block.location}"], "offset": start,
+                holder = self.advertised if block.inline else block.location   # any namenode serves a small file
+                host = holder.rsplit(":", 1)[0]
+                located.append({"hosts": [host], "names": [holder],
+                                "topologyPaths": [f"/default-rack/{holder}"], "offset": start,
                                 "length": block.num_bytes, "corrupt": False, "cachedHosts": [],
                                 "storageTypes": ["DISK"]})
             start += block.num_bytes

@@ -52,6 +52,9 @@ DEFAULTS = {
         "trash_checkpoint_interval": 60,
         "trash_interval": 1440,
         "umask": "022",
+        # Files up to this many bytes live in the database next to their inode (HopsFS's
+        # small files): no block, servable by any namenode.  0 turns it off.
+        "small_file_limit": 65536,
         # On SIGTERM, requests still running after this many seconds are cancelled (their
         # writes rolled back); keep it below the 30 s after which the master kills workers.
         "shutdown_timeout": 20.0,
