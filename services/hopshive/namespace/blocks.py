@@ -51,27 +51,28 @@ class BlockStore:
     def writer(self, ids: IdAllocator, block_size: int, tail: Block | None = None) -> "BlockWriter":
         return BlockWriter(self, ids, block_size, tail)
 
+    def holds(self, block: Block) -> bool:
+        """Whether this store can read ``block`` (a small file's, or one on this disk)."""
+        return block.inline or block.location == self.location
+
     def read(self, blocks: list[Block], offset: int, length: int | None) -> Iterator[bytes]:
-        """The bytes [offset, offset+length) of the file made of ``blocks``."""
-        end = sum(b.num_bytes for b in blocks) if length is None else offset + length
-        start = 0
-        for block in blocks:
-            lo, hi = max(offset, start), min(end, start + block.num_bytes)
-            if lo < hi and block.inline:
-                yield block.data[lo - start:hi - start]
-            elif lo < hi:
-                with open(self.path(block.block_id), "rb") as handle:
-                    handle.seek(lo - start)
-                    remaining = hi - lo
-                    while remaining:
-                        chunk = handle.read(min(READ_CHUNK, remaining))
-                        if not chunk:
-                            raise OSError(f"block {block.block_id} is shorter than recorded")
-                        remaining -= len(chunk)
-                        yield chunk
-            start += block.num_bytes
-            if start >= end:
-                return
+        """The bytes [offset, offset+length) of the file made of ``blocks`` (all held here)."""
+        for block, start, count in segments(blocks, offset, length):
+            yield from self.read_block(block, start, count)
+
+    def read_block(self, block: Block, start: int, count: int) -> Iterator[bytes]:
+        """``count`` bytes of ``block`` from ``start``."""
+        if block.inline:
+            yield block.data[start:start + count]
+            return
+        with open(self.path(block.block_id), "rb") as handle:
+            handle.seek(start)
+            while count:
+                chunk = handle.read(min(READ_CHUNK, count))
+                if not chunk:
+                    raise OSError(f"block {block.block_id} is shorter than recorded")
+                count -= len(chunk)
+                yield chunk
 
     def delete(self, block_ids: list[int]) -> None:
         for block_id in block_ids:
@@ -89,27 +90,62 @@ class BlockStore:
                     yield int(entry.name[4:].split(".")[0])
 
     def checksum(self, blocks: list[Block], block_size: int) -> tuple[str, bytes]:
-        """HDFS's MD5-of-MD5-of-CRC32C file checksum: (algorithm, bytes)."""
-        block_md5s = b""
+        """HDFS's file checksum of a file whose blocks are all held here."""
+        checksum = FileChecksum(block_size, len(blocks))
         for block in blocks:
-            crcs = bytearray()
-            for chunk in self._chunks(block, BYTES_PER_CRC * 2048):
-                for i in range(0, len(chunk), BYTES_PER_CRC):
-                    crcs += struct.pack(">I", crc32c.crc32c(chunk[i:i + BYTES_PER_CRC]))
-            block_md5s += hashlib.md5(crcs).digest()
-        crc_per_block = block_size // BYTES_PER_CRC if len(blocks) > 1 else 0
-        file_md5 = hashlib.md5(block_md5s).digest()
-        algorithm = f"MD5-of-{crc_per_block}MD5-of-{BYTES_PER_CRC}CRC32C"
-        return algorithm, struct.pack(">IQ", BYTES_PER_CRC, crc_per_block) + file_md5
+            checksum.start_block()
+            for chunk in self.read_block(block, 0, block.num_bytes):
+                checksum.update(chunk)
+        return checksum.result()
 
 
-    def _chunks(self, block: Block, size: int) -> Iterator[bytes]:
-        if block.inline:
-            yield from (block.data[i:i + size] for i in range(0, len(block.data), size))
+class FileChecksum:
+    """HDFS's MD5-of-MD5-of-CRC32C file checksum, fed block by block with chunks of any size:
+    a CRC32C per 512 bytes, an MD5 of each block's CRCs, an MD5 of those."""
+
+    def __init__(self, block_size: int, block_count: int):
+        self.crc_per_block = block_size // BYTES_PER_CRC if block_count > 1 else 0
+        self.block_md5s = b""
+        self.crcs: bytearray | None = None
+        self.pending = b""
+
+    def _end_block(self) -> None:
+        if self.crcs is not None:
+            if self.pending:
+                self.crcs += struct.pack(">I", crc32c.crc32c(self.pending))
+            self.block_md5s += hashlib.md5(self.crcs).digest()
+        self.crcs, self.pending = None, b""
+
+    def start_block(self) -> None:
+        self._end_block()
+        self.crcs = bytearray()
+
+    def update(self, data: bytes) -> None:
+        data = self.pending + bytes(data)
+        whole = len(data) - len(data) % BYTES_PER_CRC
+        for i in range(0, whole, BYTES_PER_CRC):
+            self.crcs += struct.pack(">I", crc32c.crc32c(data[i:i + BYTES_PER_CRC]))
+        self.pending = data[whole:]
+
+    def result(self) -> tuple[str, bytes]:
+        """(algorithm, bytes) as WebHDFS reports them."""
+        self._end_block()
+        algorithm = f"MD5-of-{self.crc_per_block}MD5-of-{BYTES_PER_CRC}CRC32C"
+        return algorithm, struct.pack(">IQ", BYTES_PER_CRC, self.crc_per_block) + hashlib.md5(self.block_md5s).digest()
+
+
+def segments(blocks: list[Block], offset: int, length: int | None) -> Iterator[tuple[Block, int, int]]:
+    """(block, start within it, byte count) of each block that holds part of the file's
+    bytes [offset, offset+length)."""
+    end = sum(b.num_bytes for b in blocks) if length is None else offset + length
+    start = 0
+    for block in blocks:
+        lo, hi = max(offset, start), min(end, start + block.num_bytes)
+        if lo < hi:
+            yield block, lo - start, hi - lo
+        start += block.num_bytes
+        if start >= end:
             return
-        with open(self.path(block.block_id), "rb") as handle:
-            while chunk := handle.read(size):
-                yield chunk
 
 
 class SmallFileWriter:

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 from urllib.parse import quote, unquote_to_bytes, urlencode
 
+import aiohttp
 from aiohttp import web
 
 from ..exceptions import AccessDenied, HopsHiveError, InvalidArgument, NamespaceError
+from ..namespace.blocks import READ_CHUNK, FileChecksum, segments
 from ..namespace.inodes import BLOCK_SIZE_BITS
 from ..namespace.namespace import Namespace
 from ..namespace.status import FileStatus
@@ -73,6 +75,7 @@ class WebHdfs:
         self.config = config
         self.advertised = config["advertised_address"]
         self.proxy_users = config.get("proxy_users") or {}
+        self._peer_session: aiohttp.ClientSession | None = None
         self.ops: dict[tuple[str, str], Handler] = {
             ("GET", "GETFILESTATUS"): self.get_file_status,
             ("GET", "LISTSTATUS"): self.list_status,
@@ -101,6 +104,7 @@ class WebHdfs:
         app = web.Application(client_max_size=0)
         app.router.add_get("/health", self.health)
         app.router.add_route("*", PREFIX + "{tail:.*}", self.dispatch)
+        app.on_cleanup.append(self._close_peers)
         return app
 
     async def health(self, request: web.Request) -> web.Response:
@@ -152,10 +156,11 @@ class WebHdfs:
             log.exception("request failed", extra={"method": http.method, "target": http.raw_path})
             return remote_exception(exc)
 
-    def _redirect(self, req: Request) -> web.Response:
+    def _redirect(self, req: Request, to: str | None = None) -> web.Response:
+        """307 to the data URL on namenode ``to`` (this one by default)."""
         query = dict(req.http.query)
         query["data"] = "true"
-        location = f"http://{self.advertised}{PREFIX}{quote(req.path)}?{urlencode(query)}"
+        location = f"http://{to or self.advertised}{PREFIX}{quote(req.path)}?{urlencode(query)}"
         return web.Response(status=307, headers={"Location": location, "Content-Length": "0"})
 
     # ---------------------------------------------------------------- reads
@@ -186,7 +191,17 @@ class WebHdfs:
             "spaceQuota": -1, "typeQuota": {}}})
 
     async def file_checksum(self, req: Request) -> web.Response:
-        algorithm, value, _ = await req.run(self.ns.checksum, req.caller, req.path)
+        inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
+        if all(self.ns.blocks.holds(b) for b in blocks):
+            algorithm, value, _ = await req.run(self.ns.checksum, req.caller, req.path)
+        else:   # some blocks are on other namenodes: their bytes come through their OPEN
+            checksum, position = FileChecksum(inode.block_size, len(blocks)), 0
+            for block in blocks:
+                checksum.start_block()
+                async for chunk in self._block_bytes(req, block, 0, block.num_bytes, position):
+                    checksum.update(chunk)
+                position += block.num_bytes
+            algorithm, value = checksum.result()
         return json_response({"FileChecksum": {"algorithm": algorithm, "bytes": value.hex(), "length": len(value)}})
 
     async def block_locations(self, req: Request) -> web.Response:
@@ -220,23 +235,64 @@ class WebHdfs:
             "defaultStoragePolicyId": 7}})
 
     async def open(self, req: Request) -> web.StreamResponse:
+        """The redirect goes to a namenode holding the first block read (this one when it
+        holds it, or for a small file); the data request streams the blocks it holds from
+        disk and the others from their holders' own OPEN, as the same caller."""
         offset = req.params.integer("offset", 0, minimum=0)
         length = req.params.integer("length", None, minimum=0)
         inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
         if offset > inode.size or offset == inode.size > 0:  # as Hadoop's namenode: 403 IOException
             raise NamespaceError(f"Offset={offset} out of the range [0, {inode.size}); OPEN, path={req.path}")
-        if not req.params.boolean("data", False):
-            return self._redirect(req)
         count = inode.size - offset if length is None else min(length, inode.size - offset)
+        parts = list(segments(blocks, offset, count))
+        if not req.params.boolean("data", False):
+            first = parts[0][0] if parts else None
+            return self._redirect(req, None if first is None or self.ns.blocks.holds(first) else first.location)
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})
         await response.prepare(req.http)
+        position = offset
         try:
-            for chunk in self.ns.blocks.read(blocks, offset, count):
-                await response.write(chunk)
+            for block, start, part in parts:
+                async for chunk in self._block_bytes(req, block, start, part, position):
+                    await response.write(chunk)
+                position += part
         except (ConnectionResetError, BrokenPipeError):
             pass  # clients hang up mid-stream on seek
         return response
+
+    async def _block_bytes(self, req: Request, block, start: int, count: int, file_offset: int):
+        """``count`` bytes of ``block`` from ``start`` (``file_offset`` in the file): from
+        this disk or the database, or through the holder's OPEN."""
+        if self.ns.blocks.holds(block):
+            for chunk in self.ns.blocks.read_block(block, start, count):
+                yield chunk
+        else:
+            async for chunk in self._remote_read(req, block.location, file_offset, count):
+                yield chunk
+
+    async def _remote_read(self, req: Request, holder: str, offset: int, length: int):
+        """``length`` bytes of the file from ``offset``, read through the OPEN of the namenode
+        ``holder`` as this request's caller (it checks the caller's access again)."""
+        query = {"op": "OPEN", "data": "true", "offset": str(offset), "length": str(length),
+                 "user.name": req.caller.name}
+        url = f"http://{holder}{PREFIX}{quote(req.path)}"
+        async with self._peers().get(url, params=query) as reply:
+            if reply.status != 200:
+                raise NamespaceError(f"block holder {holder} answered {reply.status} for {req.path}: "
+                                     f"{(await reply.text())[:200]}")
+            async for chunk in reply.content.iter_chunked(READ_CHUNK):
+                yield chunk
+
+    def _peers(self) -> aiohttp.ClientSession:
+        """One HTTP client session per worker for reading from other namenodes."""
+        if self._peer_session is None:
+            self._peer_session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_read=60))
+        return self._peer_session
+
+    async def _close_peers(self, app: web.Application) -> None:
+        if self._peer_session is not None:
+            await self._peer_session.close()
 
     # ------------------------------------------------------------ mutations
     async def mkdirs(self, req: Request) -> web.Response:
