@@ -75,6 +75,8 @@ def load_config(defaults: Mapping[str, Any], path: str | None = None,
 DATABASE_DEFAULTS = {
     "host": "127.0.0.1",
     "port": 3306,
+    # Every node of a Galera cluster ("host" or "host:port"), tried in turn; empty: host/port.
+    "hosts": [],
     "user": "hopshive",
     "password": "",
     "unix_socket": "",

@@ -3,6 +3,12 @@
 Every namespace and metastore operation is one transaction.  ``Database.run`` executes a
 function inside a fresh transaction and re-runs it when InnoDB (or Galera certification)
 aborts it with a deadlock or lock-wait timeout, so callers write straight-line code.
+
+On a Galera cluster the pool knows every node (``hosts``): new connections go to the node
+that last worked, and to the next one when it is down or not ready (not Synced, or in a
+non-primary component).  A transaction whose connection is lost before COMMIT is re-run on
+another connection; one lost *during* COMMIT may or may not have been applied, so it is
+never re-run: the caller gets CommitOutcomeUnknown.
 """
 
 from __future__ import annotations
@@ -18,11 +24,15 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 import MySQLdb
 from MySQLdb.constants import ER
 
+from ..exceptions import HopsHiveError
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETRYABLE = {ER.LOCK_DEADLOCK, ER.LOCK_WAIT_TIMEOUT, 1180}  # 1180: Galera commit conflict
-CONNECTION_LOST = {2006, 2013, 2055, 4031}
+# The connection is gone, or its Galera node cannot serve (1047: not ready / non-primary).
+CONNECTION_LOST = {2006, 2013, 2055, 4031, 1047}
+CANNOT_CONNECT = {2002, 2003, 2005}
 DriverError = MySQLdb.Error
 IntegrityError = MySQLdb.IntegrityError
 
@@ -31,6 +41,11 @@ def error_code(exc: BaseException) -> int | None:
     """The MariaDB error number of a driver exception, if any."""
     args = getattr(exc, "args", ())
     return args[0] if args and isinstance(args[0], int) else None
+
+
+class CommitOutcomeUnknown(HopsHiveError):
+    """The connection was lost while COMMIT was in flight: the transaction may or may not
+    have been applied.  Never retried blindly (it could apply twice)."""
 
 
 class Tx:
@@ -72,29 +87,69 @@ class Tx:
                 log.exception("after-commit job failed")
 
 
+def endpoints(config: dict) -> list[dict]:
+    """Where to connect, in order of preference: the unix socket, else every ``hosts`` entry
+    ("host" or "host:port"), else ``host``/``port``."""
+    if config.get("unix_socket"):
+        return [{"unix_socket": config["unix_socket"]}]
+    hosts = config.get("hosts") or [f"{config['host']}:{config['port']}"]
+    found = []
+    for entry in map(str, hosts):
+        host, colon, port = entry.rpartition(":")
+        found.append({"host": host, "port": int(port)} if colon else {"host": entry, "port": int(config["port"])})
+    return found
+
+
 class Database:
-    """A pool of connections to one MariaDB server (or Galera node)."""
+    """A pool of connections to one MariaDB server or the nodes of a Galera cluster."""
 
     def __init__(self, config: dict):
         self.config = config
+        self.endpoints = endpoints(config)
+        self._preferred = 0     # the endpoint that last accepted a connection
         # Read-only work runs on autocommit connections: no COMMIT round trip.
         self._pools: dict[bool, queue.LifoQueue] = {False: queue.LifoQueue(), True: queue.LifoQueue()}
         self._slots = threading.BoundedSemaphore(int(config.get("pool_size", 8)))
 
     def connect(self, autocommit: bool = False) -> Any:
+        """A new connection to the first endpoint that accepts and is ready, starting with
+        the one that last worked."""
+        last_error: BaseException | None = None
+        count = len(self.endpoints)
+        for step in range(count):
+            index = (self._preferred + step) % count
+            try:
+                connection = self._open(self.endpoints[index], autocommit)
+            except DriverError as exc:
+                if error_code(exc) not in CANNOT_CONNECT | CONNECTION_LOST:
+                    raise
+                last_error = exc
+                log.warning("database endpoint unavailable", extra={"endpoint": self.endpoints[index],
+                                                                     "error": str(exc)})
+                continue
+            self._preferred = index
+            return connection
+        raise last_error
+
+    def _open(self, endpoint: dict, autocommit: bool) -> Any:
         cfg = self.config
-        kwargs = dict(user=cfg["user"], passwd=cfg.get("password", ""), charset="utf8mb4",
-                      connect_timeout=int(cfg.get("connect_timeout", 5)), autocommit=autocommit)
-        if cfg.get("unix_socket"):
-            kwargs["unix_socket"] = cfg["unix_socket"]
-        else:
-            kwargs.update(host=cfg["host"], port=int(cfg["port"]))
-        connection = MySQLdb.connect(**kwargs)
-        cursor = connection.cursor()
-        cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-        if cfg.get("wsrep_sync_wait"):
-            cursor.execute("SET SESSION wsrep_sync_wait=1")
-        cursor.close()
+        connection = MySQLdb.connect(user=cfg["user"], passwd=cfg.get("password", ""), charset="utf8mb4",
+                                     connect_timeout=int(cfg.get("connect_timeout", 5)), autocommit=autocommit,
+                                     **endpoint)
+        try:
+            cursor = connection.cursor()
+            cursor.execute("SELECT @@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                           " WHERE VARIABLE_NAME='WSREP_READY')")
+            galera, ready = cursor.fetchone()
+            if galera and ready != "ON":    # a Galera node that cannot serve (yet)
+                raise MySQLdb.OperationalError(1047, f"Galera node {endpoint} is not ready (wsrep_ready={ready})")
+            cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            if cfg.get("wsrep_sync_wait"):
+                cursor.execute("SET SESSION wsrep_sync_wait=1")
+            cursor.close()
+        except BaseException:
+            connection.close()
+            raise
         return connection
 
     def _acquire(self, readonly: bool) -> Any:
@@ -135,9 +190,17 @@ class Database:
             try:
                 yield tx
                 if not readonly:
-                    connection.commit()
+                    try:
+                        connection.commit()
+                    except DriverError as exc:
+                        if error_code(exc) not in CONNECTION_LOST:
+                            raise
+                        broken = True
+                        raise CommitOutcomeUnknown(
+                            "the database connection was lost while committing: the change may or may not "
+                            "have been applied; check before retrying") from exc
             except BaseException as exc:
-                broken = error_code(exc) in CONNECTION_LOST
+                broken = broken or error_code(exc) in CONNECTION_LOST
                 if not broken and not readonly:
                     try:
                         connection.rollback()
