@@ -56,9 +56,9 @@ def test_database_matches_liststatus(db, webhdfs, populated):
     assert not [p for p, r in in_db.items() if r.under_construction], "files left under construction"
     assert "/raw/renamed é/é.txt" in in_db and "/raw/é" not in in_db and "/raw/k=v" not in in_db
     files = {r.id: (p, r.size) for p, r in in_db.items() if not r.is_dir}
-    blocks = inodes.block_bytes(db, list(files))
-    assert {i: blocks.get(i, 0) for i in files} == {i: size for i, (_, size) in files.items()}, \
-        "block bytes in hops.hdfs_block_infos differ from inode sizes"
+    stored = inodes.stored_bytes(db, list(files))
+    assert {i: stored.get(i, 0) for i in files} == {i: size for i, (_, size) in files.items()}, \
+        "bytes in hops.hdfs_block_infos and hops.hdfs_small_files differ from inode sizes"
 
 
 def test_database_matches_spark_listing(spark, targets, db, populated):

@@ -56,12 +56,15 @@ def walk(connection, path: str) -> dict[str, Row]:
     return found
 
 
-def block_bytes(connection, inode_ids: list[int]) -> dict[int, int]:
-    """inode id -> sum of its blocks' num_bytes in hops.hdfs_block_infos."""
+def stored_bytes(connection, inode_ids: list[int]) -> dict[int, int]:
+    """inode id -> bytes stored for it: its blocks' num_bytes in hops.hdfs_block_infos plus
+    a small file's content in hops.hdfs_small_files (a file has one or the other)."""
     if not inode_ids:
         return {}
     marks = ",".join(["%s"] * len(inode_ids))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT inode_id, SUM(num_bytes) FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})"
-                       " GROUP BY inode_id", inode_ids)
+        cursor.execute(f"SELECT inode_id, SUM(n) FROM (SELECT inode_id, num_bytes AS n FROM hops.hdfs_block_infos"
+                       f" WHERE inode_id IN ({marks}) UNION ALL SELECT inode_id, LENGTH(data) FROM"
+                       f" hops.hdfs_small_files WHERE inode_id IN ({marks})) stored GROUP BY inode_id",
+                       inode_ids + inode_ids)
         return {inode: int(total) for inode, total in cursor.fetchall()}
