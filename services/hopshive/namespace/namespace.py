@@ -536,8 +536,12 @@ class Namespace:
 
     # ------------------------------------------------------------ file data
     def start_file(self, caller: Caller, path: str, overwrite: bool, permission: int | None,
-                   replication: int, block_size: int, client: tuple[str, str]) -> Inode:
-        """Create ``path`` as a file under construction, leased to ``client``."""
+                   replication: int, block_size: int, client: tuple[str, str], content: bytes | None = None) -> Inode:
+        """Create ``path`` as a file under construction, leased to ``client``; or, given its
+        whole ``content`` (no more than the small-file limit), as a complete small file, in
+        one transaction."""
+        if content is not None and len(content) > self.small_file_limit:
+            raise InvalidArgument(f"{len(content)} bytes do not fit the small-file limit of {self.small_file_limit}")
         components = split_path(path)
         if not components:
             raise FileAlreadyExists("/ is a directory")
@@ -565,6 +569,13 @@ class Namespace:
             self.permissions.check(caller, parent, WRITE | EXECUTE, path)
             when = now_ms()
             self._touch(t, parent, when)
+            if content is not None:
+                inode = replace(self._new_inode(caller, parent, components[-1], False, mode, when,
+                                                header(block_size, replication)), size=len(content))
+                self._insert(t, inode, path)
+                if content:
+                    t.execute("INSERT INTO hops.hdfs_small_files (inode_id, data) VALUES (%s, %s)", (inode.id, content))
+                return inode
             inode = self._new_inode(caller, parent, components[-1], False, mode, when,
                                     header(block_size, replication), client)
             self._insert(t, inode, path)

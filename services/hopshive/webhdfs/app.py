@@ -339,11 +339,19 @@ class WebHdfs:
             return self._redirect(req)
         params = req.params
         client = (f"webhdfs-{uuid.uuid4().hex}", req.http.remote or "")
-        inode = await req.run(
-            self.ns.start_file, req.caller, req.path, params.boolean("overwrite", False), params.permission(),
-            params.integer("replication", self.config["replication"], minimum=1, maximum=MAX_REPLICATION),
-            params.integer("blocksize", self.config["block_size"], minimum=512, maximum=MAX_BLOCK_SIZE), client)
-        await self._receive(req, inode, client[0], None)
+        settings = (params.boolean("overwrite", False), params.permission(),
+                    params.integer("replication", self.config["replication"], minimum=1, maximum=MAX_REPLICATION),
+                    params.integer("blocksize", self.config["block_size"], minimum=512, maximum=MAX_BLOCK_SIZE),
+                    client)
+        length = req.http.content_length
+        if length is not None and length <= self.ns.small_file_limit:
+            # A small file announced as such: received whole, then created complete in one
+            # transaction (no lease, no second transaction to close it).
+            content = await req.http.read()
+            await req.run(self.ns.start_file, req.caller, req.path, *settings, content)
+        else:
+            inode = await req.run(self.ns.start_file, req.caller, req.path, *settings)
+            await self._receive(req, inode, client[0], None)
         return BareResponse(status=201, headers={"Location": f"hdfs://{self.advertised}{req.path}"})
 
     async def append(self, req: Request) -> web.Response:
