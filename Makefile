@@ -6,7 +6,7 @@ ROLE ?= mysql_cluster
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deploy test test-e2e lint docs base-image molecule clean
+.PHONY: help deploy test test-e2e lint docs base-image molecule molecule-all clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -31,6 +31,14 @@ base-image: ## Build the Debian 12 base image molecule uses (hopshive/debian12-b
 
 molecule: ## Run a role's molecule scenario in docker (ROLE=mysql_cluster|install|configure|namenode|metastore|spark)
 	./scripts/molecule $(ROLE) $(or $(ARGS),test)
+
+molecule-all: base-image ## Run every molecule scenario of every role (molecule test), one after another; stop at the first failure
+	@set -e; for scenario in roles/*/molecule/*/molecule.yml; do \
+		role=$${scenario#roles/}; role=$${role%%/*}; name=$$(basename "$$(dirname "$$scenario")"); \
+		start=$$SECONDS; echo "==> molecule $$role/$$name"; \
+		./scripts/molecule "$$role" test -s "$$name"; \
+		echo "==> molecule $$role/$$name: $$((SECONDS - start))s"; \
+	done
 
 clean: ## Remove the tool virtualenvs and build output (deployed services are left alone)
 	rm -rf .venv-deploy .venv-test .venv-lint .state build
