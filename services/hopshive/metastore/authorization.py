@@ -67,12 +67,13 @@ class Access:
         self.caller = caller
         self.bypass = bypass
 
-    def require(self, uri: str | None, access: int, tx: Tx | None = None) -> None:
+    def require(self, uri: str | None, access: int) -> None:
         """Raise AccessDenied (Hive's "Permission denied: user=..., access=..., inode=...")
         unless the caller has ``access`` on the directory of ``uri``."""
-        self.require_all([(uri, access)], tx)
+        self.require_all([(uri, access)])
 
-    def require_all(self, checks: Iterable[tuple[str | None, int]], tx: Tx | None = None) -> None:
+    def require_all(self, checks: Iterable[tuple[str | None, int]]) -> None:
+        """As require, for several locations, in one read-only transaction."""
         if self.bypass:
             return
         paths = []
@@ -84,13 +85,10 @@ class Access:
             return
         namespace = self.authorizer.namespace
 
-        def work(t: Tx) -> None:
+        def work(tx: Tx) -> None:
             for path, access in paths:
-                self._check(t, path, access)
-        if tx is not None:
-            work(tx)
-        else:
-            namespace.db.run(work, readonly=True)
+                self.check_resolved(namespace.resolver.resolve(tx, split_path(path)), access, path)
+        namespace.db.run(work, readonly=True)
 
     def require_chain(self, uri: str | None, chain: list[Inode] | None, access: int) -> None:
         """As require, judged on ``chain`` (the inodes from the root to the directory of
@@ -103,9 +101,6 @@ class Access:
             self.require(uri, access)
             return
         self.check_resolved(Resolved(components, chain), access, location.path)
-
-    def _check(self, tx: Tx, path: str, access: int) -> None:
-        self.check_resolved(self.authorizer.namespace.resolver.resolve(tx, split_path(path)), access, path)
 
     def check_resolved(self, resolved: Resolved, access: int, path: str) -> None:
         """The check on a path the caller has already resolved (no extra query)."""

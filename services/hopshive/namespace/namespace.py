@@ -242,11 +242,6 @@ class Namespace:
                         " WHERE inode_id=%s ORDER BY 1", (inode_id, IN_DATABASE, inode_id))
         return [Block(*row[1:]) for row in rows]
 
-    def checksum(self, caller: Caller, path: str) -> tuple[str, bytes, int]:
-        inode, blocks = self.file_blocks(caller, path)
-        algorithm, value = self.blocks.checksum(blocks, inode.block_size)
-        return algorithm, value, inode.size
-
     # -------------------------------------------------------------- mutations
     def mkdirs(self, caller: Caller, path: str, permission: int | None = None,
                tx: Tx | None = None) -> Inode:

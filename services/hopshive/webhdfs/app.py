@@ -193,7 +193,7 @@ class WebHdfs:
     async def file_checksum(self, req: Request) -> web.Response:
         inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
         if all(self.ns.blocks.holds(b) for b in blocks):
-            algorithm, value, _ = await req.run(self.ns.checksum, req.caller, req.path)
+            algorithm, value = await req.run(self.ns.blocks.checksum, blocks, inode.block_size)
         else:   # some blocks are on other namenodes: their bytes come through their OPEN
             checksum, position = FileChecksum(inode.block_size, len(blocks)), 0
             for block in blocks:

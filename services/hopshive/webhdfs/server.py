@@ -24,7 +24,7 @@ from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
 from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
-from ..namespace.namespace import Namespace
+from ..namespace.namespace import SMALL_FILE_LIMIT, Namespace
 from .app import WebHdfs
 from .limits import BoundedSockSite
 
@@ -54,7 +54,7 @@ DEFAULTS = {
         "umask": "022",
         # Files up to this many bytes live in the database next to their inode (HopsFS's
         # small files): no block, servable by any namenode.  0 turns it off.
-        "small_file_limit": 65536,
+        "small_file_limit": SMALL_FILE_LIMIT,
         # On SIGTERM, requests still running after this many seconds are cancelled (their
         # writes rolled back); keep it below the 30 s after which the master kills workers.
         "shutdown_timeout": 20.0,
