@@ -8,7 +8,8 @@
   exactly its directories.
 
 Each killed instance is started again and must answer before the next scenario.  Runs only
-where the harness controls the instances: on their machine, as root (harness/support/services.py).
+where the harness controls the instances: on their machine or in our cluster containers, as
+root (harness/support/services.py).
 """
 
 from __future__ import annotations
@@ -30,13 +31,17 @@ SUBTREE_LOCKED = "SELECT id, name FROM hops.hdfs_inodes WHERE subtree_locked = 1
 
 
 @pytest.fixture(scope="module")
-def instances(metastores):
+def instances(metastores, targets):
     """{(host, port): Service} of every instance; each one left stopped is started again."""
-    how = services.manager()
-    if how is None or any(host not in LOCAL_NAMES for host, _ in metastores):
-        pytest.skip(f"the harness cannot kill and restart the metastores {metastores} from here "
-                    "(they must run on this machine, under hopshive-supervisorctl or systemd, and the harness as root)")
-    controls = {instance: services.metastore(instance[1], how) for instance in metastores}
+    controls = {}
+    for host, port in metastores:
+        container = targets.containers.get(host)
+        how = services.manager(container)
+        if how is None or (container is None and host not in LOCAL_NAMES):
+            pytest.skip(f"the harness cannot kill and restart the metastore {host}:{port} from here (it must "
+                        "run on this machine or in our cluster containers, under hopshive-supervisorctl or "
+                        "systemd, and the harness as root)")
+        controls[(host, port)] = services.metastore(port, how, container)
     yield controls
     for instance, service in controls.items():
         service.start()
@@ -70,7 +75,7 @@ def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, 
                            f"SELECT count(*), count(DISTINCT ds) FROM {t}"]
         hive_spark.submit({"round": statements})
         hive_spark.wait_progress(2)             # mid-workload: the first table exists
-        if services.connections_to(instance[1], services.descendants(hive_spark.process.pid)):
+        if services.connections_to(instance, services.descendants(hive_spark.process.pid)):
             cut.append(instance)
         service.crash()
         service.stop()                          # and stays down for the rest of the round

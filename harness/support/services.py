@@ -1,6 +1,7 @@
-"""Deployed service instances on this machine, controlled the way the roles run them:
+"""Deployed service instances, controlled the way the roles run them:
 ``hopshive-supervisorctl`` on hosts without systemd (roles/install), ``systemctl``
-otherwise.  Used by the `destructive` scenarios only."""
+otherwise; on this machine, or inside one of our cluster containers (``docker exec``).
+Used by the `destructive` scenarios only."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -17,19 +19,25 @@ SUPERVISORCTL = "/usr/local/bin/hopshive-supervisorctl"
 DEADLINE = 60.0
 
 
-class Service:
-    """One supervisord program or systemd unit."""
+def run_on(container: str | None, *command: str, timeout: float = DEADLINE) -> subprocess.CompletedProcess:
+    """Run a command on this machine, or inside ``container``."""
+    prefix = ["docker", "exec", container] if container else []
+    return subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=timeout)
 
-    def __init__(self, manager: str, name: str):
-        self.manager, self.name = manager, name
+
+class Service:
+    """One supervisord program or systemd unit, here or in ``container``."""
+
+    def __init__(self, manager: str, name: str, container: str | None = None):
+        self.manager, self.name, self.container = manager, name, container
 
     def __repr__(self) -> str:
-        return f"{self.manager}:{self.name}"
+        return f"{self.container or 'localhost'}:{self.manager}:{self.name}"
 
     def _run(self, *args: str, check: bool = False) -> subprocess.CompletedProcess:
         command = [SUPERVISORCTL, *args, self.name] if self.manager == "supervisord" \
             else ["systemctl", *args, self.name]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE)
+        done = run_on(self.container, *command)
         if check and done.returncode != 0:
             raise AssertionError(f"{' '.join(command)} failed ({done.returncode}): {done.stdout}{done.stderr}")
         return done
@@ -50,10 +58,14 @@ class Service:
     def crash(self) -> int:
         """kill -9 of the service's whole process group (master and workers); returns the pid."""
         pid = wait_until(self.pid, DEADLINE, lambda _: f"{self} has no process to kill ({self.state()})")
-        group = os.getpgid(pid)
-        if group == os.getpgrp():
-            raise AssertionError(f"{self} runs in the harness's own process group; refusing to kill it")
-        os.killpg(group, signal.SIGKILL)
+        if self.container:
+            group = run_on(self.container, "ps", "-o", "pgid=", "-p", str(pid)).stdout.strip()
+            run_on(self.container, "kill", "-9", "--", f"-{group}")
+        else:
+            group = os.getpgid(pid)
+            if group == os.getpgrp():
+                raise AssertionError(f"{self} runs in the harness's own process group; refusing to kill it")
+            os.killpg(group, signal.SIGKILL)
         wait_until(lambda: self.pid() != pid, DEADLINE, lambda _: f"{self} still shows pid {pid} after SIGKILL")
         return pid
 
@@ -72,21 +84,24 @@ class Service:
                    lambda _: f"{self} does not run ({self.state()})")
 
 
-def manager() -> str | None:
-    """How services are run on this machine, or None when the harness cannot control them."""
-    if os.geteuid() != 0:
+def manager(container: str | None = None) -> str | None:
+    """How services are run on this machine (or in ``container``), or None when the harness
+    cannot control them."""
+    if os.geteuid() != 0 or (container and not shutil.which("docker")):
         return None
-    if os.path.exists(SUPERVISORCTL) and subprocess.run([SUPERVISORCTL, "pid"], capture_output=True,
-                                                        timeout=DEADLINE).returncode == 0:
+    if container:
+        return "supervisord" if run_on(container, SUPERVISORCTL, "pid").returncode == 0 else None
+    if os.path.exists(SUPERVISORCTL) and run_on(None, SUPERVISORCTL, "pid").returncode == 0:
         return "supervisord"
     if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
         return "systemd"
     return None
 
 
-def metastore(port: int, how: str) -> Service:
+def metastore(port: int, how: str, container: str | None = None) -> Service:
     """The metastore instance on ``port`` (names from roles/metastore)."""
-    return Service(how, f"hopshive-metastore-{port}" if how == "supervisord" else f"hopshive-metastore@{port}")
+    return Service(how, f"hopshive-metastore-{port}" if how == "supervisord" else f"hopshive-metastore@{port}",
+                   container)
 
 
 def descendants(pid: int) -> list[int]:
@@ -101,9 +116,11 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def connections_to(port: int, pids: list[int]) -> int:
-    """Established TCP connections from the processes ``pids`` to ``port`` on this machine
-    (e.g. a Spark session's metastore connection), matched by socket inode."""
+def connections_to(endpoint: tuple[str, int], pids: list[int]) -> int:
+    """Established TCP connections from the processes ``pids`` to ``(host, port)`` (e.g. a
+    Spark session's metastore connection), matched by socket inode."""
+    host, port = endpoint
+    address = socket.inet_aton(socket.gethostbyname(host))[::-1].hex().upper()  # /proc/net/tcp's order
     sockets = set()
     for pid in pids:
         for fd in Path(f"/proc/{pid}/fd").glob("*"):
@@ -118,6 +135,8 @@ def connections_to(port: int, pids: list[int]) -> int:
             for line in handle:
                 fields = line.split()
                 remote, state, inode = fields[2], fields[3], fields[9]
-                if state == "01" and int(remote.rsplit(":", 1)[1], 16) == port and inode in sockets:
+                remote_address, remote_port = remote.rsplit(":", 1)
+                if state == "01" and int(remote_port, 16) == port and inode in sockets \
+                        and remote_address.endswith(address):  # IPv4, or IPv4-mapped IPv6
                     count += 1
     return count

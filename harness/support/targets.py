@@ -52,6 +52,7 @@ class Targets:
     base: str = "/tmp"
     required: bool = False
     source: str = "defaults"
+    containers: dict = field(default_factory=dict)  # {address: container} of hosts that are our containers
 
     @property
     def authority(self) -> str:
@@ -91,10 +92,10 @@ def db_from_url(url: str) -> dict:
 
 
 def load(inventory: str | None, environ=os.environ) -> Targets:
-    url, db, source = None, {}, "environment"
+    url, db, source, containers = None, {}, "environment", {}
     metastores, spark_host = DEFAULT_METASTORES, "127.0.0.1"
     if inventory:
-        url, db, metastores, spark_host = from_inventory(inventory)
+        url, db, metastores, spark_host, containers = from_inventory(inventory)
         source = f"inventory {inventory}"
     url = environ.get("HOPSHIVE_WEBHDFS_URL") or url or DEFAULT_URL
     if environ.get("HOPSHIVE_METASTORE_URIS"):
@@ -118,14 +119,15 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    spark_user=environ.get("HOPSHIVE_E2E_SPARK_USER") or "hh_e2e_spark",
                    base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
-                   source=source)
+                   source=source, containers=containers)
 
 
 # ------------------------------------------------------------------ inventory
-def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None]:
-    """(WebHDFS URL, database settings, metastore instances, Spark client host) from an
-    Ansible YAML inventory: the first host of the `namenode`, `mysql_cluster` and `spark`
-    groups, every host of `metastore`, ports and accounts from group_vars."""
+def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None, dict]:
+    """(WebHDFS URL, database settings, metastore instances, Spark client host, containers)
+    from an Ansible YAML inventory: the first host of the `namenode`, `mysql_cluster` and
+    `spark` groups, every host of `metastore`, ports and accounts from group_vars, and the
+    hosts Ansible reaches with the docker connection ({address: container})."""
     hosts_file = Path(path)
     if hosts_file.is_dir():
         hosts_file = next((hosts_file / n for n in ("hosts.yml", "hosts.yaml") if (hosts_file / n).exists()),
@@ -159,7 +161,13 @@ def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None]:
               "unix_socket": var("hopshive_db_admin_unix_socket", "")}
     ports = var("hopshive_metastore_ports", [var("hopshive_metastore_port", 9083)])
     metastores = tuple((address(name), int(port)) for name in groups.get("metastore") or [] for port in ports)
-    return url, db, metastores, host("spark")
+    defaults = (tree.get("all") or {}).get("vars") or {}
+    containers = {}
+    for name, own in hostvars.items():
+        own = {**defaults, **own}
+        if "docker" in str(own.get("ansible_connection", "")):
+            containers[address(name)] = str(own.get("ansible_docker_host") or own.get("ansible_host") or name)
+    return url, db, metastores, host("spark"), containers
 
 
 def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:
