@@ -84,10 +84,15 @@ class Service:
                    lambda _: f"{self} does not run ({self.state()})")
 
 
+def controllable(container: str) -> bool:
+    """Whether the harness can run commands in ``container`` (root, docker, the container up)."""
+    return os.geteuid() == 0 and bool(shutil.which("docker")) and run_on(container, "true").returncode == 0
+
+
 def manager(container: str | None = None) -> str | None:
     """How services are run on this machine (or in ``container``), or None when the harness
     cannot control them."""
-    if os.geteuid() != 0 or (container and not shutil.which("docker")):
+    if os.geteuid() != 0 or (container and not controllable(container)):
         return None
     if container:
         return "supervisord" if run_on(container, SUPERVISORCTL, "pid").returncode == 0 else None

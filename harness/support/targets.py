@@ -53,6 +53,7 @@ class Targets:
     required: bool = False
     source: str = "defaults"
     containers: dict = field(default_factory=dict)  # {address: container} of hosts that are our containers
+    db_nodes: tuple = ()    # every database node's address (the mysql_cluster group)
 
     @property
     def authority(self) -> str:
@@ -92,10 +93,10 @@ def db_from_url(url: str) -> dict:
 
 
 def load(inventory: str | None, environ=os.environ) -> Targets:
-    url, db, source, containers = None, {}, "environment", {}
+    url, db, source, containers, db_nodes = None, {}, "environment", {}, ()
     metastores, spark_host = DEFAULT_METASTORES, "127.0.0.1"
     if inventory:
-        url, db, metastores, spark_host, containers = from_inventory(inventory)
+        url, db, metastores, spark_host, containers, db_nodes = from_inventory(inventory)
         source = f"inventory {inventory}"
     url = environ.get("HOPSHIVE_WEBHDFS_URL") or url or DEFAULT_URL
     if environ.get("HOPSHIVE_METASTORE_URIS"):
@@ -119,15 +120,16 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    spark_user=environ.get("HOPSHIVE_E2E_SPARK_USER") or "hh_e2e_spark",
                    base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
-                   source=source, containers=containers)
+                   source=source, containers=containers, db_nodes=db_nodes)
 
 
 # ------------------------------------------------------------------ inventory
-def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None, dict]:
-    """(WebHDFS URL, database settings, metastore instances, Spark client host, containers)
-    from an Ansible YAML inventory: the first host of the `namenode`, `mysql_cluster` and
-    `spark` groups, every host of `metastore`, ports and accounts from group_vars, and the
-    hosts Ansible reaches with the docker connection ({address: container})."""
+def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None, dict, tuple]:
+    """(WebHDFS URL, database settings, metastore instances, Spark client host, containers,
+    database nodes) from an Ansible YAML inventory: the first host of the `namenode`,
+    `mysql_cluster` and `spark` groups, every host of `metastore` and `mysql_cluster`, ports
+    and accounts from group_vars, and the hosts Ansible reaches with the docker connection
+    ({address: container})."""
     hosts_file = Path(path)
     if hosts_file.is_dir():
         hosts_file = next((hosts_file / n for n in ("hosts.yml", "hosts.yaml") if (hosts_file / n).exists()),
@@ -167,7 +169,8 @@ def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None, dict
         own = {**defaults, **own}
         if "docker" in str(own.get("ansible_connection", "")):
             containers[address(name)] = str(own.get("ansible_docker_host") or own.get("ansible_host") or name)
-    return url, db, metastores, host("spark"), containers
+    db_nodes = tuple(address(name) for name in groups.get("mysql_cluster") or [])
+    return url, db, metastores, host("spark"), containers, db_nodes
 
 
 def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:
