@@ -6,7 +6,7 @@ ROLE ?= mysql_cluster
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deploy test test-e2e lint docs base-image molecule molecule-all clean
+.PHONY: help deploy test test-e2e lint docs base-image molecule molecule-all cluster cluster-test cluster-destroy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +39,15 @@ molecule-all: base-image ## Run every molecule scenario of every role (molecule 
 		./scripts/molecule "$$role" test -s "$$name"; \
 		echo "==> molecule $$role/$$name: $$((SECONDS - start))s"; \
 	done
+
+cluster: ## Bring up the container cluster (inventories/cluster) and deploy it: ./scripts/cluster up
+	./scripts/cluster up $(ARGS)
+
+cluster-test: ## Run the end-to-end harness against the container cluster (ARGS go to pytest)
+	./scripts/cluster test $(ARGS)
+
+cluster-destroy: ## Remove the container cluster's containers and network
+	./scripts/cluster destroy
 
 clean: ## Remove the tool virtualenvs and build output (deployed services are left alone)
 	rm -rf .venv-deploy .venv-test .venv-lint .state build

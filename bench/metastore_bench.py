@@ -85,7 +85,14 @@ class Plan:
 
 # ---------------------------------------------------------------- client processes
 
+def instance(address: str, index: int = 0) -> str:
+    """One HOST:PORT of a comma-separated list: client ``index`` uses instance index mod n."""
+    instances = address.split(",")
+    return instances[index % len(instances)]
+
+
 def _worker(address, call: wl.Call, target: wl.Target, index: int, plan: Plan, barrier, results) -> None:
+    address = instance(address, index)
     samples, rows, error, start = [], set(), None, time.monotonic()
     rng = random.Random(zlib.crc32(f"{call.name}/{target.table}/{index}".encode()))
     try:
@@ -229,6 +236,7 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
     concurrent adds; then the timed drops."""
     plan = Plan(args.duration, args.iterations, args.min_iterations, args.warmup)
     dirs = wl.DirMaker(args.precreate_dirs, args.webhdfs_user)
+    clients_address, address = address, instance(address)   # set-up and drops go to the first instance
     cpu = ServerCPU(address)
     cells: list[Cell] = []
 
@@ -236,7 +244,7 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
         cells.append(cell)
         log(describe(label, cell))
 
-    log(f"{label}: {address}, locations under {location_prefix}, partition directories made by "
+    log(f"{label}: {clients_address}, locations under {location_prefix}, partition directories made by "
         + ("the bench (untimed)" if dirs.applies(location_prefix) else "the server")
         + (f"; server CPU from pids {cpu.pids}" if cpu.pids else "; server CPU not measurable (not local)"))
     phase = "create the database"
@@ -252,7 +260,8 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
             for call in wl.READ_CALLS:
                 if call.per_size or n == args.partitions[0]:
                     for clients in args.clients:
-                        keep(run_cell(address, call, target, clients, plan, n if call.per_size else None, cpu))
+                        keep(run_cell(clients_address, call, target, clients, plan, n if call.per_size else None,
+                                      cpu))
 
         phase = "create add_scratch"
         add_table = "add_scratch"  # recreated here; left for --cleanup (or the next run) to drop untimed
@@ -261,7 +270,7 @@ def bench_target(label: str, address: str, location_prefix: str, args, cleanup: 
         for clients in args.clients:
             per_client = -(-max(clients, args.add_batches) // clients)
             target = wl.Target(args.database, add_table, 0, add_location, f"c{clients}", dirs)
-            keep(run_cell(address, wl.ADD_CALL, target, clients, Plan(0, per_client, 0, 0), None, cpu))
+            keep(run_cell(clients_address, wl.ADD_CALL, target, clients, Plan(0, per_client, 0, 0), None, cpu))
 
         phase = "drop"
         with wl.MetastoreClient(address) as hms:
@@ -328,9 +337,10 @@ def report(results: dict[str, list[Cell]]) -> str:
     head = ["call", "partitions", "rows", "clients"]
     for label in labels:
         head += [f"{label} p50 ms", f"{label} p99 ms", f"{label} calls/s", f"{label} CPU ms/call", f"{label} n"]
-    both = "ours" in index and "reference" in index
-    if both:
-        head += ["p50 ours/ref", "calls/s ours/ref", "CPU/call ours/ref"]
+    # Ratios of each pair measured in this run: ours vs the reference, the cluster vs one host.
+    pairs = [(a, b) for a, b in (("ours", "reference"), ("cluster", "ours")) if a in index and b in index]
+    for a, b in pairs:
+        head += [f"p50 {a}/{b[:3]}", f"calls/s {a}/{b[:3]}", f"CPU/call {a}/{b[:3]}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in keys:
         cells = {label: index[label].get(key) for label in labels}
@@ -338,11 +348,11 @@ def report(results: dict[str, list[Cell]]) -> str:
         row = [key[0], "—" if key[1] is None else f"{key[1]:,}", rows, str(key[2])]
         for label in labels:
             row += _stats(cells[label])
-        if both:
-            ours, ref = cells["ours"], cells["reference"]
-            row += [fmt_ratio(ours and ours.p(0.5), ref and ref.p(0.5)),
-                    fmt_ratio(ours and ours.ops_per_s, ref and ref.ops_per_s),
-                    fmt_ratio(ours and ours.cpu_ms_per_call, ref and ref.cpu_ms_per_call)]
+        for a, b in pairs:
+            first, second = cells[a], cells[b]
+            row += [fmt_ratio(first and first.p(0.5), second and second.p(0.5)),
+                    fmt_ratio(first and first.ops_per_s, second and second.ops_per_s),
+                    fmt_ratio(first and first.cpu_ms_per_call, second and second.cpu_ms_per_call)]
         lines.append("| " + " | ".join(row) + " |")
     errors = [f"- {label} {c.call} n={c.partitions} c={c.clients}: {e}" + (f" (×{c.errors.count(e)})"
                                                                              if c.errors.count(e) > 1 else "")
@@ -360,6 +370,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ours", default="127.0.0.1:9083", metavar="HOST:PORT",
                    help="our running metastore (default %(default)s)")
+    p.add_argument("--cluster", metavar="HOST:PORT,...",
+                   help="also run the workload against these instances (e.g. both metastores of "
+                        "inventories/cluster), client k on instance k mod n; reported as cluster/ours")
+    p.add_argument("--cluster-location", default="webhdfs://172.30.80.21:9870/bench/hms",
+                   help="location prefix for --cluster (default %(default)s)")
     p.add_argument("--reference", action="store_true", help="also start HMS 2.3.10 and run the same workload")
     p.add_argument("--only-reference", action="store_true", help="run against HMS 2.3.10 only")
     p.add_argument("--reference-at", metavar="HOST:PORT",
@@ -413,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     stall0, wall0 = cpu_stall_us(), time.monotonic()
     if run_ours:
         results["ours"] = bench_target("ours", args.ours, args.ours_location, args, cleanup=args.cleanup)
+    if args.cluster:
+        results["cluster"] = bench_target("cluster", args.cluster, args.cluster_location, args, cleanup=args.cleanup)
     if run_ref and args.reference_at:
         prefix = args.reference_location or "file:///tmp/hms-bench-reference"
         results["reference"] = bench_target("reference", args.reference_at, prefix, args)

@@ -94,15 +94,20 @@ def nodes(targets) -> list[Node]:
 
 
 @pytest.fixture
-def restore(nodes, db, metastores):
-    """Every node running and Synced again after the test; the harness's own connection and
-    the metastores answering."""
+def restore(nodes, db, metastores, targets):
+    """Every node running and Synced again after the test, and the deployment as it was: the
+    services, which stay on the node they failed over to, restarted so that they use their
+    first database node again (other scenarios lock rows on it and read its processlist);
+    the harness's own connection reopened."""
     yield
     for node in nodes:
         if node.state() is None:
             node.start()
     wait_synced(nodes)
     reopen(db)
+    for container in targets.containers.values():
+        if services.manager(container) == "supervisord":
+            services.restart_all(container)
     for instance in metastores:
         ms.wait_healthy(instance)
 

@@ -50,7 +50,8 @@ def instances(metastores, targets):
 
 @pytest.fixture
 def restore(instances):
-    """Start every instance again after the test, whatever happened, and wait until it answers."""
+    """Start every instance again after the test, whatever happened, and wait until it answers
+    (requested after `scratch`, so that it is torn down first: scratch's clean-up needs them)."""
     yield
     for instance, service in instances.items():
         service.start()
@@ -58,7 +59,7 @@ def restore(instances):
 
 
 @pytest.mark.spark
-def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, scratch, db, metastores, targets,
+def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, scratch, restore, db, metastores, targets,
                                                 webhdfs):
     webhdfs.chown(scratch.path, targets.spark_user)    # the session's user makes its database there
     prefix, uri = scratch.prefix, scratch.uri
@@ -96,11 +97,13 @@ def test_spark_carries_on_when_an_instance_dies(hive_spark, instances, restore, 
 
 
 @pytest.mark.parametrize("ddl", ["add_partitions", "drop_table"])
-def test_kill_during_ddl_leaves_no_half_made_object(instances, restore, scratch, db, webhdfs, targets, ddl):
-    """add_partitions makes directory and metadata partition by partition: it is killed once
-    its transaction has changed some rows.  drop_table deletes the metadata first and then
-    the directories: the test holds a row lock on the table's directory, so the killed
-    transaction is caught with the metadata deleted and the directories not yet."""
+def test_kill_during_ddl_leaves_no_half_made_object(instances, scratch, restore, db, webhdfs, targets, ddl):
+    """The killed transaction is caught half way by a row lock the test holds, not by timing.
+    add_partitions makes directory and metadata partition by partition: the test made the
+    directory of a partition in the middle itself and locks it, so the transaction waits
+    there with half of its partitions made.  drop_table deletes the metadata first and then
+    the directories: the test locks the table's directory, so the transaction is caught with
+    the metadata deleted and the directories not yet."""
     (victim, service), (survivor, _) = list(instances.items())[0], list(instances.items())[-1]
     prefix, path, uri = scratch.prefix, scratch.path, scratch.uri
     name = f"{prefix}kill"
@@ -111,14 +114,15 @@ def test_kill_during_ddl_leaves_no_half_made_object(instances, restore, scratch,
         client.create_table(t)
         if ddl == "drop_table":
             client.add_partitions(parts)
+    middle = f"p={PARTITIONS // 2}"     # made by the test: the killed transaction does not own it
+    locked = f"{path}/kill.db/t" if ddl == "drop_table" else f"{path}/kill.db/t/{middle}"
+    if ddl == "add_partitions":
+        assert webhdfs.mkdirs(locked)
     before = ms.counts(db, uri)
-    holder = None
-    if ddl == "drop_table":
-        holder = inodes.connect(targets.db)
-        holder.autocommit(False)
-        with holder.cursor() as cursor:
-            cursor.execute(f"SELECT id FROM {inodes.INODES} WHERE id=%s FOR UPDATE",
-                           (inodes.resolve(db, f"{path}/kill.db/t"),))
+    holder = inodes.connect(targets.db)
+    holder.autocommit(False)
+    with holder.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {inodes.INODES} WHERE id=%s FOR UPDATE", (inodes.resolve(db, locked),))
     outcome: dict = {}
 
     def run_ddl():
@@ -133,8 +137,6 @@ def test_kill_during_ddl_leaves_no_half_made_object(instances, restore, scratch,
             outcome["error"] = exc
 
     def halfway() -> bool:
-        if ddl == "add_partitions":
-            return any(rows >= 50 for _, rows, _ in ms.active_ddl(db))
         return any(rows > 0 and state == "LOCK WAIT" for _, rows, state in ms.active_ddl(db))
 
     worker = threading.Thread(target=run_ddl)
@@ -145,9 +147,8 @@ def test_kill_during_ddl_leaves_no_half_made_object(instances, restore, scratch,
         assert not outcome, f"{ddl} of {PARTITIONS} partitions ended before it could be killed: {outcome}"
         service.crash()
     finally:
-        if holder:
-            holder.rollback()
-            holder.close()
+        holder.rollback()
+        holder.close()
     worker.join(60)
     assert "error" in outcome, f"{ddl} succeeded although its instance was killed: {outcome}"
     ms.wait_no_ddl(db)                          # the server rolled the killed transaction back
@@ -160,7 +161,7 @@ def test_kill_during_ddl_leaves_no_half_made_object(instances, restore, scratch,
         else:
             assert len(client.get_partition_names(name, "t", -1)) == PARTITIONS
     listed = {e["pathSuffix"] for e in webhdfs.list(f"{path}/kill.db/t")}
-    assert listed == (set() if ddl == "add_partitions" else {f"p={p}" for p in range(PARTITIONS)})
+    assert listed == ({middle} if ddl == "add_partitions" else {f"p={p}" for p in range(PARTITIONS)})
     assert ms.counts(db, uri) == before
     assert ms.violations(db, uri) == {}
     ms.wait_healthy(victim)                     # the supervisor restarted it

@@ -20,7 +20,14 @@ class Row:
 
 
 def connect(db: dict) -> pymysql.connections.Connection:
-    return pymysql.connect(charset="utf8mb4", connect_timeout=5, autocommit=True, **db)
+    """A connection that, on a Galera node, reads after the cluster's earlier writes (the
+    services write through other nodes)."""
+    connection = pymysql.connect(charset="utf8mb4", connect_timeout=5, autocommit=True, **db)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT @@GLOBAL.wsrep_on")
+        if cursor.fetchone()[0]:
+            cursor.execute("SET SESSION wsrep_sync_wait = 1")
+    return connection
 
 
 def resolve(connection, path: str) -> int | None:

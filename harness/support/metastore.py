@@ -114,7 +114,7 @@ def sweep_orphans(db_settings: dict, since) -> dict[str, int]:
     from hopshive.core.db import Database
     from hopshive.metastore import fsck
 
-    database = Database(dict(DATABASE_DEFAULTS, pool_size=1, **db_settings))
+    database = Database(dict(DATABASE_DEFAULTS, pool_size=1, wsrep_sync_wait=True, **db_settings))
     try:
         def work(tx):
             done = {}
