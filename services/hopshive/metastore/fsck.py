@@ -21,7 +21,8 @@ reported only
   ``db_location_mismatch`` DBS.DB_LOCATION_URI differs from the location of the DB's SD.
 
 What counts as an orphan, and how a repair re-checks and locks, is defined once in
-hopshive.metastore.orphans, shared with the cleaner service.  A CD, serde or list counts as orphaned when only orphaned SDs use it, so one report shows
+hopshive.metastore.orphans, shared with the cleaner service (hopshive.cleaner).  A CD,
+serde or list counts as orphaned when only orphaned SDs use it, so one report shows
 everything one repair removes.  ``repair`` takes the report's ids as candidates only: it
 locks them (``FOR UPDATE SKIP LOCKED``: rows held by another fsck, or by a transaction
 that is inserting a row referencing them, are skipped until the next run) and deletes with
@@ -42,7 +43,7 @@ from urllib.parse import unquote
 
 from ..core.db import Database, Tx
 from .orphans import (MS, ORPHAN_CD, ORPHAN_SD, ORPHAN_SERDE, ORPHAN_SKEWED_LIST, REPAIR_ORDER,
-                      grace_param, orphan_predicate, owned, repair_chunk)
+                      grace_param, orphan_index_table_predicate, orphan_predicate, owned, repair_chunk)
 from .orphans import chunks as _chunks
 
 log = logging.getLogger(__name__)
@@ -146,8 +147,7 @@ def find_orphans(tx: Tx, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> Report
     for tbl_id, db_name, tbl_name, location in tx.query(
             f"SELECT t.TBL_ID, d.NAME, t.TBL_NAME, s.LOCATION FROM {MS}.TBLS t"
             f" JOIN {MS}.DBS d ON d.DB_ID = t.DB_ID LEFT JOIN {MS}.SDS s ON s.SD_ID = t.SD_ID"
-            f" WHERE t.TBL_TYPE = 'INDEX_TABLE'"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.IDXS i WHERE i.INDEX_TBL_ID = t.TBL_ID) ORDER BY t.TBL_ID"):
+            f" WHERE {orphan_index_table_predicate('t')} ORDER BY t.TBL_ID"):
         add(Finding(ORPHAN_INDEX_TABLE, tbl_id, f"index table {db_name}.{tbl_name} ({location or 'no location'})",
                     "its index went with its base table; delete its directory to remove it"))
 

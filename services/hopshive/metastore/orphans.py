@@ -85,6 +85,29 @@ def orphan_predicate(kind: str, alias: str) -> str:
     raise ValueError(f"unknown orphan kind {kind!r}")
 
 
+def orphan_index_table_predicate(alias: str) -> str:
+    """SQL: the TBLS row ``alias`` is an index table whose index is gone (it went with its
+    base table); the cleaner deletes its directory, and the metadata cascades."""
+    return (f"{alias}.TBL_TYPE = 'INDEX_TABLE'"
+            f" AND NOT EXISTS (SELECT 1 FROM {MS}.IDXS i WHERE i.INDEX_TBL_ID = {alias}.TBL_ID)")
+
+
+def orphan_index_tables(tx: Tx, ids: Iterable[int] | None = None) -> list[tuple[int, int, str]]:
+    """(TBL_ID, directory inode's parent id, directory name) of orphaned index tables,
+    among ``ids`` when given; tables without a directory are left to fsck's report."""
+    where = orphan_index_table_predicate("t")
+    params: list = []
+    if ids is not None:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
+        where += f" AND t.TBL_ID IN ({', '.join(['%s'] * len(wanted))})"
+        params = wanted
+    return [tuple(row) for row in tx.query(
+        f"SELECT t.TBL_ID, s.PARENT_ID, s.NAME FROM {MS}.TBLS t JOIN {MS}.SDS s ON s.SD_ID = t.SD_ID"
+        f" WHERE {where} AND s.PARENT_ID IS NOT NULL ORDER BY t.TBL_ID", params)]
+
+
 def grace_param(grace_seconds: float) -> dict:
     return {"grace": int(grace_seconds * 1_000_000)}
 
@@ -172,7 +195,14 @@ _STILL_ORPHAN = {
 
 def repair_chunk(tx: Tx, kind: str, ids: Sequence[int], grace_seconds: float,
                  lock_wait_seconds: int = DEFAULT_LOCK_WAIT_SECONDS) -> int:
-    """Delete those of ``ids`` that are still orphans; returns how many were deleted.
+    """Delete those of ``ids`` that are still orphans; returns how many were deleted
+    (``repair_ids`` says which)."""
+    return len(repair_ids(tx, kind, ids, grace_seconds, lock_wait_seconds))
+
+
+def repair_ids(tx: Tx, kind: str, ids: Sequence[int], grace_seconds: float,
+               lock_wait_seconds: int = DEFAULT_LOCK_WAIT_SECONDS) -> list[int]:
+    """Delete those of ``ids`` that are still orphans; returns the ids deleted.
 
     The candidates are locked first (skipping rows another transaction holds); each DELETE
     then re-checks with a fresh READ COMMITTED view, and nothing can start referencing a
@@ -185,23 +215,24 @@ def repair_chunk(tx: Tx, kind: str, ids: Sequence[int], grace_seconds: float,
     """
     table, column = TABLES[kind]
     if not ids:
-        return 0
+        return []
     marks = ", ".join(["%s"] * len(ids))
     locked = [row[0] for row in tx.query(
         f"SELECT {column} FROM {MS}.{table} FORCE INDEX (PRIMARY) WHERE {column} IN ({marks})"
         f" FOR UPDATE SKIP LOCKED", list(ids))]
     if not locked:
-        return 0
+        return []
     delete = (f"DELETE FROM {MS}.{table} WHERE {column} = %s"
               f" AND CREATED_AT <= NOW(3) - INTERVAL {int(grace_seconds * 1_000_000)} MICROSECOND"
               f" AND {_STILL_ORPHAN[kind]}")
     previous = tx.query_one("SELECT @@SESSION.innodb_lock_wait_timeout")[0]
     tx.execute("SET SESSION innodb_lock_wait_timeout = %s", (lock_wait_seconds,))
-    deleted = 0
+    deleted: list[int] = []
     try:
         for row_id in locked:
             try:
-                deleted += tx.execute(delete, (row_id,))
+                if tx.execute(delete, (row_id,)):
+                    deleted.append(row_id)
             except DriverError as exc:
                 if error_code(exc) != LOCK_WAIT_TIMEOUT:
                     raise
