@@ -16,7 +16,8 @@ from typing import Callable, Protocol
 from ..core.db import Database, Tx
 from ..metastore.fsck import InodePaths
 from ..metastore.orphans import (ORPHAN_CD, ORPHAN_SD, ORPHAN_SERDE, ORPHAN_SKEWED_LIST, REPAIR_ORDER, candidates,
-                                 chunks, inodes_of_sds, orphan_index_tables, parts_of_sds, repair_ids, sds_below)
+                                 chunks, inodes_of_sds, orphan_index_tables, parts_of_sds, repair_ids, sds_below,
+                                 sds_without_directory)
 from .events import Touches
 from .metrics import Metrics
 
@@ -111,7 +112,10 @@ class Cleaner:
 
         def find(tx: Tx) -> list[int]:
             roots = touches.inode_ids | set(inodes_of_sds(tx, touches.owner_sds))
-            return candidates(tx, ORPHAN_SD, self.grace, ids=touches.owner_sds | set(sds_below(tx, roots)))
+            ids = touches.owner_sds | set(sds_below(tx, roots))
+            if touches.cascaded:  # an index may have gone with its base table, unseen
+                ids |= set(sds_without_directory(tx))
+            return candidates(tx, ORPHAN_SD, self.grace, ids=ids)
         sds, freed = self._remove(ORPHAN_SD, self.db.run(find, readonly=True), "event")
         counts[ORPHAN_SD] = len(sds)
         for kind in (ORPHAN_CD, ORPHAN_SERDE, ORPHAN_SKEWED_LIST):

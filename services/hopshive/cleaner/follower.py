@@ -39,7 +39,7 @@ class Step:
 
 
 def connection_settings(database: dict, endpoint: dict) -> dict:
-    settings = {"user": database["user"], "passwd": database.get("password", ""),
+    settings = {"user": database["user"], "password": database.get("password", ""),
                 "connect_timeout": int(database.get("connect_timeout", 5))}
     if endpoint.get("unix_socket"):
         settings["unix_socket"] = endpoint["unix_socket"]

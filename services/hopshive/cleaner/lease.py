@@ -51,7 +51,8 @@ class Lease:
         micros = int(self.lease_seconds * 1_000_000)
 
         def work(tx: Tx) -> int | None:
-            tx.execute(f"INSERT IGNORE INTO {MS}.CLEANER_LEASE (NAME) VALUES (%s)", (self.name,))
+            tx.execute(f"INSERT IGNORE INTO {MS}.CLEANER_LEASE (NAME, EXPIRES) VALUES (%s, NOW(3) - INTERVAL 1 DAY)",
+                       (self.name,))
             changed = tx.execute(
                 f"UPDATE {MS}.CLEANER_LEASE SET EPOCH = IF(OWNER <=> %(me)s, EPOCH, EPOCH + 1),"
                 f" ACQUIRED_AT = IF(OWNER <=> %(me)s, ACQUIRED_AT, NOW(3)), OWNER = %(me)s,"

@@ -36,7 +36,7 @@ DEFAULTS = {
     "log_level": "info",
     "database": dict(DATABASE_DEFAULTS, user="hopshive_cleaner"),
     "cleaner": {
-        "name": "default",            # the lease and position rows shared by one group of instances
+        "name": "cleaner",            # the lease and position rows shared by one group of instances
         "instance": "",               # this instance's name in the lease; empty: host:pid
         "listen_host": "127.0.0.1",   # /health and /metrics
         "listen_port": 9190,

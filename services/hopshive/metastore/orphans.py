@@ -136,18 +136,26 @@ def candidates(tx: Tx, kind: str, grace_seconds: float, ids: Iterable[int] | Non
 
 def sds_below(tx: Tx, inode_ids: Iterable[int], limit: int = 1_000_000) -> list[int]:
     """SDs whose directory is one of ``inode_ids`` or below one of them (a directory moved
-    away takes the tables and partitions stored under it out of the catalog)."""
+    away takes the tables and partitions stored under it out of the catalog).  Children are
+    found by parent id too, so a directory whose row alone was deleted still leads to them."""
     roots = sorted(set(inode_ids))
     if not roots:
         return []
     marks = ", ".join(["%s"] * len(roots))
     rows = tx.query(
-        f"WITH RECURSIVE t (id) AS (SELECT id FROM hops.hdfs_inodes WHERE id IN ({marks}) AND is_dir = 1"
+        f"WITH RECURSIVE t (id) AS (SELECT id FROM hops.hdfs_inodes"
+        f"  WHERE (id IN ({marks}) OR parent_id IN ({marks})) AND is_dir = 1"
         f" UNION SELECT c.id FROM hops.hdfs_inodes c JOIN t ON c.parent_id = t.id WHERE c.is_dir = 1)"
         f" SELECT s.SD_ID FROM {MS}.SDS s JOIN hops.hdfs_inodes i"
         f"  ON i.partition_id = s.PARTITION_ID AND i.parent_id = s.PARENT_ID AND i.name = s.NAME"
-        f" JOIN t ON t.id = i.id LIMIT {int(limit)}", roots)
+        f" JOIN t ON t.id = i.id LIMIT {int(limit)}", roots * 2)
     return [row[0] for row in rows]
+
+
+def sds_without_directory(tx: Tx, limit: int = 1_000_000) -> list[int]:
+    """SDs that point at no inode (indexes' and views' own SDs): an index removed by a
+    cascade leaves its SD among these, wherever its base table was."""
+    return [row[0] for row in tx.query(f"SELECT SD_ID FROM {MS}.SDS WHERE PARTITION_ID IS NULL LIMIT {int(limit)}")]
 
 
 def inodes_of_sds(tx: Tx, sd_ids: Iterable[int]) -> list[int]:
