@@ -11,12 +11,14 @@ import time
 import pytest
 
 from hopshive.cleaner.positions import load
+from hopshive.cleaner.scratch import NamespaceRemover, collect
 from hopshive.cleaner.service import CleanerService
 from hopshive.metastore.fsck import find_orphans
 from hopshive.metastore.orphans import ORPHAN_CD, ORPHAN_SERDE
 from tests.component.test_metastore_schema import Catalog, count, move_inode, world  # noqa: F401 (fixture)
 from tests.support.cleaner import (CleanerProcess, InProcess, binlog_position, cleaner_config, lease_holder,
                                    reached)
+from tests.support.invariants import inode_id
 from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.cleaner
@@ -198,3 +200,32 @@ def test_burst_of_moves_all_cleaned(db, world, running):
     print(f"\nburst of 50 table-directory moves: last orphan gone {seconds * 1000:.0f} ms after the last move")
     with db.transaction() as tx:
         assert tx.query_one("SELECT COUNT(*) FROM metastore.SDS")[0] == base - 50
+
+
+def test_old_scratch_and_staging_directories_dry_run_then_removed(db, namespace, tmp_path):
+    hdfs = namespace.caller("hdfs")
+    old = 1_000_000  # ms since the epoch: 1970
+    for path in ("/tmp/hive/alice/old-session/x", "/tmp/hive/alice/new-session", "/warehouse/t/.hive-staging_1",
+                 "/warehouse/t/_temporary/0", "/warehouse/t/keep", "/elsewhere/_temporary"):
+        namespace.mkdirs(hdfs, path)
+    for path in ("/tmp/hive/alice/old-session", "/warehouse/t/.hive-staging_1", "/warehouse/t/_temporary",
+                 "/warehouse/t/keep", "/elsewhere/_temporary"):
+        namespace.set_times(hdfs, path, old, old)
+    table = namespace.get_status(hdfs, "/warehouse/t")
+    with db.transaction() as tx:  # /warehouse/t is a table's directory
+        key = tx.query_one("SELECT partition_id, parent_id, name FROM hops.hdfs_inodes WHERE id=%s", (table.file_id,))
+        tx.execute("INSERT INTO metastore.SDS (PARTITION_ID, PARENT_ID, NAME, LOCATION) VALUES (%s, %s, %s, 'x')",
+                   key)
+    remover = NamespaceRemover(db, {"dead_after_seconds": 30, "superuser": "hdfs", "supergroup": "supergroup",
+                                    "data_dir": str(tmp_path / "cleaner")}, "test")
+    garbage = ["/tmp/hive/alice/old-session", "/warehouse/t/.hive-staging_1", "/warehouse/t/_temporary"]
+    kept = ["/tmp/hive/alice/new-session", "/warehouse/t/keep", "/elsewhere/_temporary"]
+    try:
+        args = (["/tmp/hive"], [".hive-staging*", "_temporary"], 86400.0)
+        assert collect(db, remover, *args, dry_run=True, fence=lambda tx: 1) == 0
+        assert all(inode_id(db, path) for path in garbage + kept)  # dry run: nothing deleted
+        assert collect(db, remover, *args, dry_run=False, fence=lambda tx: 1) == 3
+        assert [path for path in garbage if inode_id(db, path)] == []
+        assert all(inode_id(db, path) for path in kept)
+    finally:
+        remover.close()
