@@ -229,3 +229,26 @@ def test_old_scratch_and_staging_directories_dry_run_then_removed(db, namespace,
         assert all(inode_id(db, path) for path in kept)
     finally:
         remover.close()
+
+
+def test_position_older_than_the_oldest_binlog_sweeps_then_tails(db, world, mariadb, running):
+    with db.transaction() as tx:
+        move_inode(tx, world.dirs["sales"], world.dirs["trash"], "sales.db")
+    def purged(tx) -> bool:
+        """Rotate and purge; MariaDB keeps a log until its binlog checkpoint passes it."""
+        tx.execute("FLUSH BINARY LOGS")
+        current = tx.query("SHOW MASTER STATUS")[0][0]
+        tx.execute(f"PURGE BINARY LOGS TO '{current}'")
+        return [row[0] for row in tx.query("SHOW BINARY LOGS")] == [current]
+    # the binlog holding that move (and everything before) is gone
+    wait_until(lambda: db.run(purged), 30, lambda _: "the old binary logs were not purged")
+    db.run(lambda tx: tx.execute("INSERT INTO metastore.CLEANER_POSITION (NAME, GTID, EPOCH, UPDATED_AT)"
+                                 " VALUES ('cleaner', '0-1-1', 0, NOW(3))"))
+    service = running(sweep_at_start=False)
+    wait_no_orphans(db)  # the sweep after the lost position
+    wait_until(lambda: service.metrics.sweeps >= 1, 30, lambda _: "no sweep ran")
+    with db.transaction() as tx:  # and tailing goes on from the server's position
+        tx.execute("DELETE FROM hops.hdfs_inodes WHERE id=%s", (world.dirs["events"].id,))
+    wait_no_orphans(db)
+    stored = db.run(lambda tx: load(tx, "cleaner"))[0]
+    assert stored.sequence(0) > 1

@@ -84,6 +84,7 @@ class CleanerService:
         self._term_over = threading.Event()
         self._last_renewal = 0.0
         self._http: ThreadingHTTPServer | None = None
+        self._endpoint = -1
 
     # ------------------------------------------------------------ lease loop
     def may_act(self) -> bool:
@@ -193,9 +194,12 @@ class CleanerService:
         return [connection_settings(self.config["database"], e) for e in endpoints(self.config["database"])]
 
     def _tail(self, cleaner: Cleaner, remover: NamespaceRemover | None, start: positions.GtidPosition) -> None:
+        # Each new stream starts at the next database node: after a node failure the GTID
+        # position (the same on every Galera node) resumes on another one.
         settings = self._endpoint_settings()
+        self._endpoint = (self._endpoint + 1) % len(settings)
         saved, last_save = str(start), time.monotonic()
-        follower = BinlogFollower(settings[0], self.server_id, start, float(self.c["heartbeat_seconds"]))
+        follower = BinlogFollower(settings[self._endpoint], self.server_id, start, float(self.c["heartbeat_seconds"]))
         for step in follower.transactions(self.may_act):
             if not step.heartbeat:
                 self.metrics.transactions += 1
