@@ -85,7 +85,7 @@ class BinlogFollower:
                 if event is None:
                     continue
                 if isinstance(event, HeartbeatLogEvent):
-                    yield Step(self.position, Touches(), None, heartbeat=True)
+                    yield Step(GtidPosition(str(self.position)), Touches(), None, heartbeat=True)
                 elif isinstance(event, MariadbGtidEvent):
                     touches, gtid, committed_at = Touches(), event.gtid, float(event.timestamp)
                 elif type(event) in ACTIONS:
@@ -95,7 +95,7 @@ class BinlogFollower:
                     # the end of a transaction (XID) or a statement logged on its own (DDL)
                     if gtid is not None:
                         self.position.advance(gtid)
-                    yield Step(self.position, touches, committed_at)
+                    yield Step(GtidPosition(str(self.position)), touches, committed_at)
                     touches, gtid, committed_at = Touches(), None, None
         finally:
             self.close()

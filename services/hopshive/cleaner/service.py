@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import random
 import socket
 import threading
@@ -24,6 +25,7 @@ from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError, Tx, endpoints
 from . import positions
 from .cleanup import Cleaner
+from .events import Touches
 from .exceptions import Fenced, PositionLost
 from .follower import BinlogFollower, connection_settings
 from .lease import Lease
@@ -194,27 +196,67 @@ class CleanerService:
         return [connection_settings(self.config["database"], e) for e in endpoints(self.config["database"])]
 
     def _tail(self, cleaner: Cleaner, remover: NamespaceRemover | None, start: positions.GtidPosition) -> None:
+        """Read the binlog in one thread and clean in this one: whatever transactions
+        arrived while the last batch was being cleaned are merged and cleaned together, so a
+        burst costs a few cleanups instead of one per transaction."""
         # Each new stream starts at the next database node: after a node failure the GTID
         # position (the same on every Galera node) resumes on another one.
         settings = self._endpoint_settings()
         self._endpoint = (self._endpoint + 1) % len(settings)
-        saved, last_save = str(start), time.monotonic()
         follower = BinlogFollower(settings[self._endpoint], self.server_id, start, float(self.c["heartbeat_seconds"]))
-        for step in follower.transactions(self.may_act):
-            if not step.heartbeat:
-                self.metrics.transactions += 1
-                self.metrics.events_read += step.touches.events
-            if step.touches:
-                cleaner.handle(step.touches)
-                if step.committed_at:
-                    self.metrics.lag(max(0.0, time.time() - step.committed_at))
-            now = time.monotonic()
-            position = str(step.position)
-            if position != saved and (step.touches or now - last_save > float(self.c["position_save_seconds"])):
-                self._save(step.position)
-                saved, last_save = position, now
-            if remover is not None and step.heartbeat:
-                remover.heartbeat()
+        steps: queue.Queue = queue.Queue(maxsize=10_000)
+        reading = threading.Event()
+        reading.set()
+
+        def read() -> None:
+            try:
+                for step in follower.transactions(lambda: reading.is_set() and self.may_act()):
+                    steps.put(step)
+            except BaseException as exc:  # handed to the cleaning side, which raises it
+                steps.put(exc)
+            finally:
+                steps.put(None)
+        reader = threading.Thread(target=read, name="cleaner-binlog", daemon=True)
+        reader.start()
+        saved, last_save = str(start), time.monotonic()
+        try:
+            while True:
+                batch = [steps.get()]
+                while len(batch) < 5_000:
+                    try:
+                        batch.append(steps.get_nowait())
+                    except queue.Empty:
+                        break
+                touches, committed, heartbeat, position = Touches(), [], False, None
+                for item in batch:
+                    if item is None:
+                        break
+                    if isinstance(item, BaseException):
+                        raise item
+                    heartbeat |= item.heartbeat
+                    if not item.heartbeat:
+                        self.metrics.transactions += 1
+                        self.metrics.events_read += item.touches.events
+                    if item.touches:
+                        touches.merge(item.touches)
+                        if item.committed_at:
+                            committed.append(item.committed_at)
+                    position = item.position
+                if touches:
+                    cleaner.handle(touches)
+                    for at in committed:
+                        self.metrics.lag(max(0.0, time.time() - at))
+                now = time.monotonic()
+                if position is not None and str(position) != saved and (touches or now - last_save > float(self.c["position_save_seconds"])):
+                    self._save(position)
+                    saved, last_save = str(position), now
+                if remover is not None and heartbeat:
+                    remover.heartbeat()
+                if item is None:
+                    return
+        finally:
+            reading.clear()
+            reader.join(float(self.c["heartbeat_seconds"]) * 3 + 5)
 
     def _sweeps(self, cleaner: Cleaner, remover: NamespaceRemover | None, over: threading.Event) -> None:
         interval = float(self.c["sweep_interval_minutes"]) * 60
