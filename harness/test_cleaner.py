@@ -15,11 +15,10 @@ import time
 import pytest
 
 from harness.support import metastore as ms
-from tests.support.hms import database, partition, table
+from harness.test_metastore_consistency import hive, sales  # noqa: F401 (fixtures)
 from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.metastore
-PARTS = [("2024-01-01", "1"), ("2024-01-01", "2"), ("2024-01-02", "1")]
 DEADLINE = 10.0  # seconds; the issue's goal is 1 s, the deadline only bounds a failing run
 
 
@@ -54,24 +53,6 @@ def cleaner(db, targets) -> str:
     return rows[0][0]
 
 
-@pytest.fixture
-def hive(metastores, targets):
-    with ms.client(metastores[0], targets.user) as client:
-        yield client
-
-
-@pytest.fixture
-def sales(hive, scratch, targets):
-    """Database <prefix>sales in <scratch>/sales.db, managed table `orders` (ds, h) with
-    three partitions.  Returns (database name, database directory)."""
-    name = f"{scratch.prefix}sales"
-    hive.create_database(database(name, f"{scratch.uri}/sales.db"))
-    orders = table(name, "orders", parts=("ds string", "h int"), owner=targets.user)
-    hive.create_table(orders)
-    hive.add_partitions([partition(orders, values) for values in PARTS])
-    return name, f"{scratch.path}/sales.db"
-
-
 def wait_clean(targets, scratch, what: str) -> float:
     """Poll until this scenario left no orphan; print and return the seconds it took."""
     started = time.monotonic()
@@ -88,17 +69,17 @@ def wait_clean(targets, scratch, what: str) -> float:
 
 
 def test_table_directory_moved_behind_the_metastore(cleaner, hive, sales, webhdfs, db, scratch, targets):
-    name, db_path = sales
+    name, _, db_path = sales
     assert orphans_since(targets.db, scratch.started) == {}
     assert webhdfs.rename(f"{db_path}/orders", f"{scratch.path}/orders-moved")
-    wait_clean(targets, scratch, "table directory moved away (3 partitions)")
+    wait_clean(targets, scratch, "table directory moved away (4 partitions)")
     assert hive.get_all_tables(name) == []
     assert ms.unowned(db, scratch.uri) == []
     assert ms.violations(db, scratch.uri) == {}
 
 
 def test_table_directory_deleted_skipping_the_trash(cleaner, hive, sales, webhdfs, db, scratch, targets):
-    name, db_path = sales
+    name, _, db_path = sales
     assert webhdfs.delete(f"{db_path}/orders", recursive=True, skiptrash=True)
     wait_clean(targets, scratch, "table directory deleted with skipTrash")
     assert hive.get_all_tables(name) == []
@@ -106,7 +87,7 @@ def test_table_directory_deleted_skipping_the_trash(cleaner, hive, sales, webhdf
 
 
 def test_database_directory_moved_to_the_trash(cleaner, hive, sales, webhdfs, db, scratch, targets):
-    name, db_path = sales
+    name, _, db_path = sales
     trashed = f"/user/{targets.user}/.Trash/Current{db_path}"
     webhdfs.delete(trashed, recursive=True)
     try:
