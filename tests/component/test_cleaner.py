@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from hopshive.cleaner.exceptions import Fenced
+from hopshive.cleaner.lease import Lease
 from hopshive.cleaner.positions import load
 from hopshive.cleaner.scratch import NamespaceRemover, collect
 from hopshive.cleaner.service import CleanerService
@@ -252,3 +254,27 @@ def test_position_older_than_the_oldest_binlog_sweeps_then_tails(db, world, mari
     wait_no_orphans(db)
     stored = db.run(lambda tx: load(tx, "cleaner"))[0]
     assert stored.sequence(0) > 1
+
+
+def test_a_leader_that_cannot_renew_stops_before_its_lease_expires(db):
+    """Fencing: the local deadline ends acting `margin` seconds before the database would
+    let another instance take over, and the epoch check refuses a deposed leader's writes."""
+    now = [1000.0]
+    first = Lease(db, "fence-test", "first", lease_seconds=3.0, margin_seconds=1.0, clock=lambda: now[0])
+    assert first.acquire_or_renew() and first.valid()
+    assert db.run(first.fence) == first.epoch
+    now[0] += 2.1  # renewals failed for 2.1 s: the database still names `first` for ~0.9 s more
+    assert not first.valid()
+    assert lease_holder(db, "fence-test") == "first"
+    with pytest.raises(Fenced):
+        db.run(first.fence)
+    second = Lease(db, "fence-test", "second", lease_seconds=3.0, margin_seconds=1.0)
+    assert not second.acquire_or_renew()  # not before the lease expires in the database
+    db.run(lambda tx: tx.execute("UPDATE metastore.CLEANER_LEASE SET EXPIRES = NOW(3) - INTERVAL 1 SECOND"
+                                 " WHERE NAME='fence-test'"))
+    assert second.acquire_or_renew() and second.epoch == first.epoch + 1
+    now[0] -= 2.1  # even if `first` trusted its clock again, the database has moved on
+    with pytest.raises(Fenced):
+        db.run(first.fence)
+    second.release()
+    assert lease_holder(db, "fence-test") is None

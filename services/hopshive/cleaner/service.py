@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError, Tx, endpoints
+from ..exceptions import HopsHiveError
 from . import positions
 from .cleanup import Cleaner
 from .events import Touches
@@ -110,7 +111,7 @@ class CleanerService:
         try:
             self.lease.acquire_or_renew()
             self._last_renewal = time.monotonic()
-        except DriverError as exc:  # keep acting only until the local deadline
+        except (DriverError, HopsHiveError) as exc:  # keep acting only until the local deadline
             log.warning("cannot renew the lease", extra={"error": str(exc)})
         leading = self.lease.valid()
         self.metrics.leader, self.metrics.epoch = leading, self.lease.epoch or 0
