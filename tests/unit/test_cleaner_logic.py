@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
+from hopshive.cleaner.cli import main
 from hopshive.cleaner.events import Touches
 from hopshive.cleaner.metrics import Metrics
 from hopshive.cleaner.positions import GtidPosition
 from hopshive.cleaner.scratch import like_pattern
+from hopshive.cleaner.service import DEFAULTS, config_problems
+from hopshive.core.config import load_config
 from hopshive.metastore.orphans import ORPHAN_CD, ORPHAN_SERDE
 
 DIR = {"id": 7, "partition_id": 1, "parent_id": 2, "name": "sales.db", "is_dir": 1}
@@ -85,3 +89,19 @@ def test_metrics_render_counts_per_kind():
     text = metrics.render()
     assert 'hopshive_cleaner_orphans_removed_total{kind="orphan_sd"} 5' in text
     assert "hopshive_cleaner_lag_seconds_count 2" in text and "hopshive_cleaner_lag_max_seconds 0.750000" in text
+
+
+@pytest.mark.parametrize("cleaner, problem", [
+    ({"lease_seconds": 2, "lease_margin_seconds": 3}, "must be positive and below cleaner.lease_seconds"),
+    ({"lease_seconds": 6, "lease_margin_seconds": 2, "renew_seconds": 2.5}, "must fit twice"),
+    ({"batch_size": 0}, "batch_size must be at least 1"),
+])
+def test_unusable_settings_are_named_before_anything_starts(tmp_path, capsys, cleaner, problem):
+    path = tmp_path / "cleaner.yml"
+    path.write_text(yaml.safe_dump({"cleaner": cleaner}))
+    assert main(["run", "--config", str(path)]) == 2
+    assert problem in capsys.readouterr().err
+
+
+def test_the_defaults_are_usable():
+    assert config_problems(load_config(DEFAULTS, environ={})) == []

@@ -25,7 +25,7 @@ from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, print_config, schemas_usable, service_parser
 from . import lease, positions
-from .service import DEFAULTS, CleanerService
+from .service import DEFAULTS, CleanerService, config_problems
 
 PROG = "hopshive-cleaner"
 DEFAULT_CONFIG = "/etc/hopshive/cleaner.yml"
@@ -60,8 +60,8 @@ def status(config: dict, as_json: bool) -> int:
               + (f" (epoch {report['epoch']}, lease {report['lease_remaining_seconds']} s left)" if leader else ""))
         print(f"position: {report['position'] or 'none stored yet'}; server: {report['server_position']}")
         if stored:
-            print(f"lag: {report['behind_transactions']} transactions behind; position saved "
-                  f"{report['position_age_seconds']} s ago")
+            print(f"lag: {report['behind_transactions']} transactions behind (when idle, these are the lease "
+                  f"renewals since the position was last saved, {report['position_age_seconds']} s ago)")
         print(f"last sweep: {report['last_sweep'] or 'never'}")
     return 0 if leader else 1
 
@@ -92,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         path = os.environ.get("HOPSHIVE_CONFIG") or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
     config = effective_config(PROG, DEFAULTS, path)
     if config is None:
+        return 2
+    problems = config_problems(config)
+    if problems:
+        print(f"{PROG}: " + "; ".join(problems), file=sys.stderr)
         return 2
     if args.check_config:
         print_config(config)

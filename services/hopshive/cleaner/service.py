@@ -37,7 +37,7 @@ log = logging.getLogger("hopshive.cleaner")
 
 DEFAULTS = {
     "log_level": "info",
-    "database": dict(DATABASE_DEFAULTS, user="hopshive_cleaner"),
+    "database": dict(DATABASE_DEFAULTS, user="hops_cleaner"),
     "cleaner": {
         "name": "cleaner",            # the lease and position rows shared by one group of instances
         "instance": "",               # this instance's name in the lease; empty: host:pid
@@ -52,7 +52,7 @@ DEFAULTS = {
         "sweep_interval_minutes": 10.0,
         "sweep_at_start": True,       # sweep when a term starts (off: rely on the stored position alone)
         "heartbeat_seconds": 1.0,     # binlog heartbeat: how often an idle stream wakes up
-        "position_save_seconds": 10.0,  # save the position at least this often when idle
+        "position_save_seconds": 5.0,  # save the position at least this often when idle
         "stop_grace_seconds": 10.0,
     },
     "scratch": {
@@ -70,6 +70,23 @@ DEFAULTS = {
         "dead_after_seconds": 30.0,
     },
 }
+
+
+def config_problems(config: dict) -> list[str]:
+    """What makes a configuration unusable (checked before anything starts)."""
+    c, problems = config["cleaner"], []
+    lease, renew, margin = (float(c[k]) for k in ("lease_seconds", "renew_seconds", "lease_margin_seconds"))
+    if not 0 < margin < lease:
+        problems.append(f"cleaner.lease_margin_seconds ({margin:g}) must be positive and below "
+                        f"cleaner.lease_seconds ({lease:g})")
+    elif not 0 < 2 * renew < lease - margin:
+        problems.append(f"cleaner.renew_seconds ({renew:g}) must fit twice into lease_seconds - lease_margin_seconds "
+                        f"({lease - margin:g}), or a leader stops acting between two renewals")
+    if int(c["batch_size"]) < 1:
+        problems.append("cleaner.batch_size must be at least 1")
+    if float(config["scratch"]["max_age_days"]) <= 0:
+        problems.append("scratch.max_age_days must be positive")
+    return problems
 
 
 class CleanerService:
