@@ -6,10 +6,14 @@ asserted."""
 from __future__ import annotations
 
 import itertools
+import json
 import time
+import urllib.request
 
 import pytest
+import yaml
 
+from hopshive.cleaner.cli import main as cli_main
 from hopshive.cleaner.exceptions import Fenced
 from hopshive.cleaner.lease import Lease
 from hopshive.cleaner.positions import load
@@ -278,3 +282,29 @@ def test_a_leader_that_cannot_renew_stops_before_its_lease_expires(db):
         db.run(first.fence)
     second.release()
     assert lease_holder(db, "fence-test") is None
+
+
+def test_health_metrics_and_status(db, world, running, tmp_path, capsys):
+    service = running()
+    wait_leader(db)
+    wait_tailing(db)
+    with db.transaction() as tx:
+        tx.execute("DELETE FROM hops.hdfs_inodes WHERE id=%s", (world.dirs["customers"].id,))
+    wait_no_orphans(db)
+    port = service.config["cleaner"]["listen_port"]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as response:
+        health = json.loads(response.read())
+    assert health["status"] == "ok" and health["role"] == "leader" and health["owner"] == "a"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        metrics = response.read().decode()
+    assert "hopshive_cleaner_leader 1" in metrics
+    wait_until(lambda: 'hopshive_cleaner_orphans_removed_total{kind="orphan_cd"} 1' in service.metrics.render(),
+               10, lambda _: service.metrics.render())
+    config = tmp_path / "operator.yml"
+    config.write_text(yaml.safe_dump({"database": db.config, "cleaner": {"listen_port": port}}))
+    assert cli_main(["health", "--config", str(config)]) == 0
+    assert cli_main(["status", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "leader: a (epoch " in out and "position: 0-1-" in out, out
+    assert cli_main(["status", "--json", "--config", str(config)]) == 0
+    assert json.loads(capsys.readouterr().out)["leader"] == "a"
