@@ -89,6 +89,11 @@ def metastore(port: int, how: str) -> Service:
     return Service(how, f"hopshive-metastore-{port}" if how == "supervisord" else f"hopshive-metastore@{port}")
 
 
+def cleaner(port: int, how: str) -> Service:
+    """The cleaner instance whose health port is ``port`` (names from roles/cleaner)."""
+    return Service(how, f"hopshive-cleaner-{port}" if how == "supervisord" else f"hopshive-cleaner@{port}")
+
+
 def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it (e.g. a Python child and the JVM it started)."""
     found, pending = [], [pid]
