@@ -115,6 +115,11 @@ def metastore(port: int, how: str, container: str | None = None) -> Service:
                    container)
 
 
+def cleaner(port: int, how: str) -> Service:
+    """The cleaner instance whose health port is ``port`` (names from roles/cleaner)."""
+    return Service(how, f"hopshive-cleaner-{port}" if how == "supervisord" else f"hopshive-cleaner@{port}")
+
+
 def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it (e.g. a Python child and the JVM it started)."""
     found, pending = [], [pid]

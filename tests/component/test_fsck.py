@@ -194,3 +194,13 @@ def test_cli_reports_a_bad_config(tmp_path, capsys):
     assert main(["fsck", "--config", str(config)]) == 2
     assert "unknown setting database.nope" in capsys.readouterr().err
 
+
+
+@pytest.mark.parametrize("other", [{"log_level": "info", "metastore": {"port": 9083}}, {"schema": {"engine": "InnoDB"}}])
+def test_cli_reads_the_database_section_of_a_service_or_schematool_file(db, world, tmp_path, capsys, other):
+    """A deployed host's metastore-<port>.yml or schematool.yml works as --config: only its
+    `database` section is read (their other sections used to be "unknown setting" errors)."""
+    config = tmp_path / "service.yml"
+    config.write_text(yaml.safe_dump({"database": db.config, **other}))
+    assert main(["fsck", "--config", str(config)]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("metastore fsck: nothing found")

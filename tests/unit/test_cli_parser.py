@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopshive.cli.dfs import COMMANDS, build_parser
+from hopshive.cli.dfs import COMMANDS, build_parser, undash
 
 
 @pytest.mark.parametrize("name", [name for name, *_ in COMMANDS])
@@ -46,3 +46,14 @@ def test_usage_errors_exit_2(argv, capsys):
         build_parser().parse_args(argv)
     assert exit_.value.code == 2
     assert "usage:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["-ls", "-R", "/a"], ["ls", "-R", "/a"]),
+    (["--user", "u", "-put", "-f", "x", "/y"], ["--user", "u", "put", "-f", "x", "/y"]),
+    (["--namenode=http://nn:1", "-cat", "/f"], ["--namenode=http://nn:1", "cat", "/f"]),
+    (["ls", "-d", "/a"], ["ls", "-d", "/a"]),
+    (["-nosuch", "/a"], ["-nosuch", "/a"]),
+])
+def test_hdfs_dfs_dash_forms_name_the_command(argv, expected):
+    assert undash(argv) == expected

@@ -2,6 +2,7 @@
 
 Talks to --namenode (default $HOPSHIVE_NAMENODE or http://127.0.0.1:9870) as --user
 (default $HADOOP_USER_NAME or the login name).  Relative paths start at /user/<user>.
+Commands may be written as `hdfs dfs` takes them, with a dash (`-ls`, `-put`, `-cat`).
 Exit status: 0 when every path succeeded, 1 when any failed, 2 for bad usage.
 """
 
@@ -71,8 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_GLOBAL_WITH_VALUE = ("--namenode", "--user")
+
+
+def undash(argv: list[str]) -> list[str]:
+    """`hdfs dfs -ls /x` by habit: the command word may carry a leading dash."""
+    names = {name for name, *_ in COMMANDS}
+    argv = list(argv)
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in _GLOBAL_WITH_VALUE:
+            index += 2
+            continue
+        if arg.startswith("--"):
+            index += 1
+            continue
+        if arg.startswith("-") and arg[1:] in names:
+            argv[index] = arg[1:]
+        break
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(undash(sys.argv[1:] if argv is None else argv))
     shell = Shell(WebHdfsClient(args.namenode, args.user))
     try:
         getattr(shell, args.command)(args)

@@ -48,8 +48,10 @@ def _env_overrides(environ: Mapping[str, str]) -> dict:
 
 
 def load_config(defaults: Mapping[str, Any], path: str | None = None,
-                environ: Mapping[str, str] | None = None) -> dict:
-    """Return the effective configuration.
+                environ: Mapping[str, str] | None = None, sections: tuple[str, ...] | None = None) -> dict:
+    """Return the effective configuration.  With ``sections``, only those top-level
+    sections are read from the file (a tool may read another service's file for its
+    `database` section).
 
     Raises:
         ConfigError: the file is unreadable or not a mapping, or names an unknown key.
@@ -67,6 +69,8 @@ def load_config(defaults: Mapping[str, Any], path: str | None = None,
             raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
         if not isinstance(from_file, Mapping):
             raise ConfigError(f"config file {path} must hold a mapping")
+        if sections is not None:
+            from_file = {key: value for key, value in from_file.items() if key in sections}
         _merge(config, from_file, "")
     _merge(config, _env_overrides(environ), "$" + ENV_PREFIX)
     return config

@@ -20,7 +20,9 @@ reported only
                           its directory removes it, as the hiveCleaner did);
   ``db_location_mismatch`` DBS.DB_LOCATION_URI differs from the location of the DB's SD.
 
-A CD, serde or list counts as orphaned when only orphaned SDs use it, so one report shows
+What counts as an orphan, and how a repair re-checks and locks, is defined once in
+hopshive.metastore.orphans, shared with the cleaner service (hopshive.cleaner).  A CD,
+serde or list counts as orphaned when only orphaned SDs use it, so one report shows
 everything one repair removes.  ``repair`` takes the report's ids as candidates only: it
 locks them (``FOR UPDATE SKIP LOCKED``: rows held by another fsck, or by a transaction
 that is inserting a row referencing them, are skipped until the next run) and deletes with
@@ -36,30 +38,25 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 from urllib.parse import unquote
 
-from ..core.db import Database, DriverError, Tx, error_code
+from ..core.db import Database, Tx
+from .orphans import (MS, ORPHAN_CD, ORPHAN_SD, ORPHAN_SERDE, ORPHAN_SKEWED_LIST, REPAIR_ORDER,
+                      grace_param, orphan_index_table_predicate, orphan_predicate, owned, repair_chunk)
+from .orphans import chunks as _chunks
 
 log = logging.getLogger(__name__)
 ROOT_ID = 1  # the root inode (hops schema, migration 001)
-MS = "metastore"
 DEFAULT_GRACE_SECONDS = 600.0
 DEFAULT_BATCH_SIZE = 500
-DEFAULT_LOCK_WAIT_SECONDS = 1  # per orphan: waiting longer only delays the rest of the batch
-LOCK_WAIT_TIMEOUT = 1205
 _MAX_DEPTH = 4096  # deeper parent chains are treated as cycles
 _PAGE = 5000
 
-ORPHAN_SD = "orphan_sd"
-ORPHAN_CD = "orphan_cd"
-ORPHAN_SERDE = "orphan_serde"
-ORPHAN_SKEWED_LIST = "orphan_skewed_list"
 STALE_LOCATION = "stale_location"
 BROKEN_INODE_PATH = "broken_inode_path"
 ORPHAN_INDEX_TABLE = "orphan_index_table"
 DB_LOCATION_MISMATCH = "db_location_mismatch"
-REPAIR_ORDER = (ORPHAN_SD, ORPHAN_CD, ORPHAN_SERDE, ORPHAN_SKEWED_LIST)  # SDs free the rest
 
 
 @dataclass(frozen=True)
@@ -99,24 +96,6 @@ class Report:
                 "findings": [dict(asdict(f), repairable=f.repairable) for f in self.findings]}
 
 
-# SQL building blocks.  `{s}` is the SDS alias being tested; the cutoff parameter is the
-# grace period in microseconds.
-_CUTOFF = "NOW(3) - INTERVAL %(grace)s MICROSECOND"
-_OWNED = ("(EXISTS (SELECT 1 FROM {ms}.DBS o WHERE o.SD_ID = {s}.SD_ID)"
-          " OR EXISTS (SELECT 1 FROM {ms}.TBLS o WHERE o.SD_ID = {s}.SD_ID)"
-          " OR EXISTS (SELECT 1 FROM {ms}.PARTITIONS o WHERE o.SD_ID = {s}.SD_ID)"
-          " OR EXISTS (SELECT 1 FROM {ms}.IDXS o WHERE o.SD_ID = {s}.SD_ID))")
-
-
-def _owned(alias: str) -> str:
-    return _OWNED.format(ms=MS, s=alias)
-
-
-def _live(alias: str) -> str:
-    """An SD that is not (yet) an orphan: owned, or too young to judge."""
-    return f"({alias}.CREATED_AT > {_CUTOFF} OR {_owned(alias)})"
-
-
 def _first(column: str, table: str, where: str, order: str = "", shown: int = 8) -> str:
     """SQL for (count, the first `shown` values joined by ', ') of `column`; the values are
     cut before GROUP_CONCAT's length limit could cut one in half."""
@@ -131,13 +110,13 @@ def _listed(total: int, first: str | None, shown: int = 8) -> str:
 
 def find_orphans(tx: Tx, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> Report:
     """Everything fsck knows to look for; changes nothing."""
-    params = {"grace": int(grace_seconds * 1_000_000)}
+    params = grace_param(grace_seconds)
     report = Report(grace_seconds=grace_seconds)
     add = report.findings.append
 
     for sd_id, location in tx.query(
-            f"SELECT s.SD_ID, s.LOCATION FROM {MS}.SDS s WHERE s.CREATED_AT <= {_CUTOFF}"
-            f" AND NOT {_owned('s')} ORDER BY s.SD_ID", params):
+            f"SELECT s.SD_ID, s.LOCATION FROM {MS}.SDS s WHERE {orphan_predicate(ORPHAN_SD, 's')}"
+            f" ORDER BY s.SD_ID", params):
         add(Finding(ORPHAN_SD, sd_id, f"storage descriptor {sd_id} ({location or 'no location'})",
                     "no database, table, partition or index uses it: its owner was removed "
                     "through a parent (e.g. a database directory moved to the trash)"))
@@ -145,17 +124,14 @@ def find_orphans(tx: Tx, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> Report
     for cd_id, n_columns, columns, n_users, users in tx.query(
             f"SELECT c.CD_ID, {_first('COLUMN_NAME', 'COLUMNS_V2', 'CD_ID = c.CD_ID', 'INTEGER_IDX')},"
             f" {_first('SD_ID', 'SDS', 'CD_ID = c.CD_ID')}"
-            f" FROM {MS}.CDS c WHERE c.CREATED_AT <= {_CUTOFF}"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.SDS s WHERE s.CD_ID = c.CD_ID AND {_live('s')})"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.KEY_CONSTRAINTS k WHERE k.PARENT_CD_ID = c.CD_ID)"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.KEY_CONSTRAINTS k WHERE k.CHILD_CD_ID = c.CD_ID)"
+            f" FROM {MS}.CDS c WHERE {orphan_predicate(ORPHAN_CD, 'c')}"
             f" ORDER BY c.CD_ID", params):
         add(Finding(ORPHAN_CD, cd_id, f"column descriptor {cd_id} ({n_columns} columns: "
                     f"{_listed(n_columns, columns)})", _shared_why(n_users, users)))
 
     for serde_id, slib, n_users, users in tx.query(
-            f"SELECT d.SERDE_ID, d.SLIB, {_first('SD_ID', 'SDS', 'SERDE_ID = d.SERDE_ID')} FROM {MS}.SERDES d WHERE d.CREATED_AT <= {_CUTOFF}"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.SDS s WHERE s.SERDE_ID = d.SERDE_ID AND {_live('s')})"
+            f"SELECT d.SERDE_ID, d.SLIB, {_first('SD_ID', 'SDS', 'SERDE_ID = d.SERDE_ID')} FROM {MS}.SERDES d"
+            f" WHERE {orphan_predicate(ORPHAN_SERDE, 'd')}"
             f" ORDER BY d.SERDE_ID", params):
         add(Finding(ORPHAN_SERDE, serde_id, f"serde {serde_id} ({slib or 'no library'})",
                     _shared_why(n_users, users)))
@@ -163,11 +139,7 @@ def find_orphans(tx: Tx, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> Report
     for list_id, n_values, values in tx.query(
             f"SELECT l.STRING_LIST_ID,"
             f" {_first('STRING_LIST_VALUE', 'SKEWED_STRING_LIST_VALUES', 'STRING_LIST_ID = l.STRING_LIST_ID', 'INTEGER_IDX')}"
-            f" FROM {MS}.SKEWED_STRING_LIST l WHERE l.CREATED_AT <= {_CUTOFF}"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.SKEWED_VALUES v JOIN {MS}.SDS s ON s.SD_ID = v.SD_ID_OID"
-            f"  WHERE v.STRING_LIST_ID_EID = l.STRING_LIST_ID AND {_live('s')})"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.SKEWED_COL_VALUE_LOC_MAP m JOIN {MS}.SDS s ON s.SD_ID = m.SD_ID"
-            f"  WHERE m.STRING_LIST_ID_KID = l.STRING_LIST_ID AND {_live('s')})"
+            f" FROM {MS}.SKEWED_STRING_LIST l WHERE {orphan_predicate(ORPHAN_SKEWED_LIST, 'l')}"
             f" ORDER BY l.STRING_LIST_ID", params):
         add(Finding(ORPHAN_SKEWED_LIST, list_id, f"skewed value list {list_id} ({_listed(n_values, values) or 'empty'})",
                     "no live storage descriptor lists it as skewed values"))
@@ -175,8 +147,7 @@ def find_orphans(tx: Tx, grace_seconds: float = DEFAULT_GRACE_SECONDS) -> Report
     for tbl_id, db_name, tbl_name, location in tx.query(
             f"SELECT t.TBL_ID, d.NAME, t.TBL_NAME, s.LOCATION FROM {MS}.TBLS t"
             f" JOIN {MS}.DBS d ON d.DB_ID = t.DB_ID LEFT JOIN {MS}.SDS s ON s.SD_ID = t.SD_ID"
-            f" WHERE t.TBL_TYPE = 'INDEX_TABLE'"
-            f" AND NOT EXISTS (SELECT 1 FROM {MS}.IDXS i WHERE i.INDEX_TBL_ID = t.TBL_ID) ORDER BY t.TBL_ID"):
+            f" WHERE {orphan_index_table_predicate('t')} ORDER BY t.TBL_ID"):
         add(Finding(ORPHAN_INDEX_TABLE, tbl_id, f"index table {db_name}.{tbl_name} ({location or 'no location'})",
                     "its index went with its base table; delete its directory to remove it"))
 
@@ -203,7 +174,7 @@ def _location_findings(tx: Tx) -> Iterator[Finding]:
     last = 0
     while True:
         rows = tx.query(f"SELECT s.SD_ID, s.LOCATION, s.PARENT_ID, s.NAME FROM {MS}.SDS s"
-                        f" WHERE s.PARTITION_ID IS NOT NULL AND s.SD_ID > %s AND {_owned('s')}"
+                        f" WHERE s.PARTITION_ID IS NOT NULL AND s.SD_ID > %s AND {owned('s')}"
                         f" ORDER BY s.SD_ID LIMIT {_PAGE}", (last,))
         if not rows:
             return
@@ -286,66 +257,6 @@ def location_matches(location: str, inode_path: str) -> bool:
 
 # ---------------------------------------------------------------- repair
 
-# Per kind: table, id column, and the re-check that must still hold at delete time.  These
-# are strict (any reference at all blocks the delete): a CD still used by an SD that was
-# not deleted (skipped, or young) must stay, and RESTRICT would refuse it anyway.
-_REPAIR = {
-    ORPHAN_SD: ("SDS", "SD_ID", f"NOT {_owned('SDS')}"),
-    ORPHAN_CD: ("CDS", "CD_ID",
-                f"NOT EXISTS (SELECT 1 FROM {MS}.SDS s WHERE s.CD_ID = CDS.CD_ID)"
-                f" AND NOT EXISTS (SELECT 1 FROM {MS}.KEY_CONSTRAINTS k WHERE k.PARENT_CD_ID = CDS.CD_ID)"
-                f" AND NOT EXISTS (SELECT 1 FROM {MS}.KEY_CONSTRAINTS k WHERE k.CHILD_CD_ID = CDS.CD_ID)"),
-    ORPHAN_SERDE: ("SERDES", "SERDE_ID",
-                   f"NOT EXISTS (SELECT 1 FROM {MS}.SDS s WHERE s.SERDE_ID = SERDES.SERDE_ID)"),
-    ORPHAN_SKEWED_LIST: ("SKEWED_STRING_LIST", "STRING_LIST_ID",
-                         f"NOT EXISTS (SELECT 1 FROM {MS}.SKEWED_VALUES v"
-                         f" WHERE v.STRING_LIST_ID_EID = SKEWED_STRING_LIST.STRING_LIST_ID)"
-                         f" AND NOT EXISTS (SELECT 1 FROM {MS}.SKEWED_COL_VALUE_LOC_MAP m"
-                         f" WHERE m.STRING_LIST_ID_KID = SKEWED_STRING_LIST.STRING_LIST_ID)"),
-}
-
-
-def repair_chunk(tx: Tx, kind: str, ids: Sequence[int], grace_seconds: float,
-                 lock_wait_seconds: int = DEFAULT_LOCK_WAIT_SECONDS) -> int:
-    """Delete those of ``ids`` that are still orphans; returns how many were deleted.
-
-    The candidates are locked first (skipping rows another transaction holds); each DELETE
-    then re-checks with a fresh READ COMMITTED view, and nothing can start referencing a
-    locked row before this transaction ends.  Both steps go by primary key only (FORCE
-    INDEX, then one DELETE per key): on a small table MariaDB plans an IN list as an index
-    scan, which locks (and keeps) rows it does not match, or waits for rows others hold.
-    The re-check of a CD, serde or list may still wait: for a transaction that deleted an
-    SD using it and has not committed yet.  After ``lock_wait_seconds`` that row is left
-    for the next run (a lock wait timeout rolls back only the statement).
-    """
-    table, column, still_orphan = _REPAIR[kind]
-    if not ids:
-        return 0
-    marks = ", ".join(["%s"] * len(ids))
-    locked = [row[0] for row in tx.query(
-        f"SELECT {column} FROM {MS}.{table} FORCE INDEX (PRIMARY) WHERE {column} IN ({marks})"
-        f" FOR UPDATE SKIP LOCKED", list(ids))]
-    if not locked:
-        return 0
-    delete = (f"DELETE FROM {MS}.{table} WHERE {column} = %s"
-              f" AND CREATED_AT <= NOW(3) - INTERVAL {int(grace_seconds * 1_000_000)} MICROSECOND"
-              f" AND {still_orphan}")
-    previous = tx.query_one("SELECT @@SESSION.innodb_lock_wait_timeout")[0]
-    tx.execute("SET SESSION innodb_lock_wait_timeout = %s", (lock_wait_seconds,))
-    deleted = 0
-    try:
-        for row_id in locked:
-            try:
-                deleted += tx.execute(delete, (row_id,))
-            except DriverError as exc:
-                if error_code(exc) != LOCK_WAIT_TIMEOUT:
-                    raise
-                log.info("fsck: %s %s is busy, left for the next run", kind, row_id)
-    finally:
-        tx.execute("SET SESSION innodb_lock_wait_timeout = %s", (previous,))
-    return deleted
-
-
 def repair(tx: Tx, report: Report, batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, int]:
     """Delete the report's repairable orphans inside ``tx``; rows deleted per kind."""
     return {kind: sum(repair_chunk(tx, kind, chunk, report.grace_seconds)
@@ -362,8 +273,3 @@ def repair_in_batches(db: Database, report: Report, batch_size: int = DEFAULT_BA
         for chunk in _chunks(report.ids(kind), batch_size):
             counts[kind] += db.run(lambda tx, c=chunk, k=kind: repair_chunk(tx, k, c, report.grace_seconds))
     return counts
-
-
-def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
-    for start in range(0, len(items), max(1, size)):
-        yield items[start:start + size]

@@ -5,19 +5,24 @@ hopshive.metastore.fsck); ``--repair`` deletes the orphans among it, in short ba
 Exit status: 0 when nothing is left to report, 1 when findings remain (report-only kinds,
 rows skipped because they were busy, or no ``--repair``), 2 when the tool could not run.
 The database user needs write access to the `metastore` schema and SELECT on
-`hops.hdfs_inodes` (to rebuild directory paths).
+`hops.hdfs_inodes` (to rebuild directory paths).  Without --config (and $HOPSHIVE_CONFIG) it
+reads the first of /etc/hopshive/metatool.yml and /etc/hopshive/schematool.yml (written by the
+deployment, root-only) that exists; of any file, only the `database` and `fsck` sections are
+read, so a service's configuration file works too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from ..core.config import DATABASE_DEFAULTS, ConfigError, load_config
 from ..core.db import Database, DriverError
 from .fsck import DEFAULT_BATCH_SIZE, DEFAULT_GRACE_SECONDS, Report, find_orphans, repair_in_batches
 
+DEFAULT_CONFIGS = ("/etc/hopshive/metatool.yml", "/etc/hopshive/schematool.yml")
 DEFAULTS = {"database": dict(DATABASE_DEFAULTS),
             "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE}}
 
@@ -26,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hopshive-metatool", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     fsck = commands.add_parser("fsck", help="find (and with --repair remove) orphaned metadata")
-    fsck.add_argument("--config", help="YAML file with a `database` section (and optionally `fsck`)")
+    fsck.add_argument("--config", help="YAML file with a `database` section (and optionally `fsck`); default: "
+                                        + " or ".join(DEFAULT_CONFIGS))
     fsck.add_argument("--repair", action="store_true", help="delete the repairable orphans")
     fsck.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     fsck.add_argument("--grace", type=float, metavar="SECONDS",
@@ -68,7 +74,9 @@ def run_fsck(db: Database, repair: bool, grace: float, batch_size: int, as_json:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        config = load_config(DEFAULTS, args.config)
+        path = args.config or os.environ.get("HOPSHIVE_CONFIG") \
+            or next((candidate for candidate in DEFAULT_CONFIGS if os.path.exists(candidate)), None)
+        config = load_config(DEFAULTS, path, sections=("database", "fsck"))
         grace = float(args.grace if args.grace is not None else config["fsck"]["grace_seconds"])
         batch_size = int(args.batch_size or config["fsck"]["batch_size"])
         db = Database(config["database"])
