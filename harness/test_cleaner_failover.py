@@ -44,6 +44,7 @@ def test_follower_takes_over_and_cleans_what_happened_meanwhile(leader_service, 
         hive.create_table(table(name, f"t{n}", owner=targets.user))
     service.crash()
     killed = time.monotonic()
+    service.stop()      # and stays down: restarted, the same instance would renew its own lease
     for n in range(5):  # while nobody leads
         assert webhdfs.rename(f"{db_path}/t{n}", f"{scratch.path}/t{n}-moved")
     assert webhdfs.rename(f"{db_path}/orders", f"{scratch.path}/orders-moved")

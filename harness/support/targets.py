@@ -54,6 +54,8 @@ class Targets:
     source: str = "defaults"
     containers: dict = field(default_factory=dict)  # {address: container} of hosts that are our containers
     db_nodes: tuple = ()    # every database node's address (the mysql_cluster group)
+    namenodes: tuple = ()   # every namenode's WebHDFS host:port (the namenode group)
+    nameservice: str | None = None  # the logical WebHDFS name of several namenodes, if any
 
     @property
     def authority(self) -> str:
@@ -93,10 +95,10 @@ def db_from_url(url: str) -> dict:
 
 
 def load(inventory: str | None, environ=os.environ) -> Targets:
-    url, db, source, containers, db_nodes = None, {}, "environment", {}, ()
+    url, db, source, containers, db_nodes, namenodes, nameservice = None, {}, "environment", {}, (), (), None
     metastores, spark_host = DEFAULT_METASTORES, "127.0.0.1"
     if inventory:
-        url, db, metastores, spark_host, containers, db_nodes = from_inventory(inventory)
+        url, db, metastores, spark_host, containers, db_nodes, namenodes, nameservice = from_inventory(inventory)
         source = f"inventory {inventory}"
     url = environ.get("HOPSHIVE_WEBHDFS_URL") or url or DEFAULT_URL
     if environ.get("HOPSHIVE_METASTORE_URIS"):
@@ -120,15 +122,17 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    spark_user=environ.get("HOPSHIVE_E2E_SPARK_USER") or "hh_e2e_spark",
                    base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
-                   source=source, containers=containers, db_nodes=db_nodes)
+                   source=source, containers=containers, db_nodes=db_nodes, namenodes=namenodes,
+                   nameservice=nameservice)
 
 
 # ------------------------------------------------------------------ inventory
-def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None, dict, tuple]:
+def from_inventory(path: str) -> tuple:
     """(WebHDFS URL, database settings, metastore instances, Spark client host, containers,
-    database nodes) from an Ansible YAML inventory: the first host of the `namenode`,
-    `mysql_cluster` and `spark` groups, every host of `metastore` and `mysql_cluster`, ports
-    and accounts from group_vars, and the hosts Ansible reaches with the docker connection
+    database nodes, namenodes, nameservice) from an Ansible YAML inventory: the first host
+    of the `namenode`, `mysql_cluster` and `spark` groups, every host of `metastore`,
+    `mysql_cluster` and `namenode`, ports, accounts and the WebHDFS nameservice (several
+    namenodes) from group_vars, and the hosts Ansible reaches with the docker connection
     ({address: container})."""
     hosts_file = Path(path)
     if hosts_file.is_dir():
@@ -170,7 +174,9 @@ def from_inventory(path: str) -> tuple[str | None, dict, tuple, str | None, dict
         if "docker" in str(own.get("ansible_connection", "")):
             containers[address(name)] = str(own.get("ansible_docker_host") or own.get("ansible_host") or name)
     db_nodes = tuple(address(name) for name in groups.get("mysql_cluster") or [])
-    return url, db, metastores, host("spark"), containers, db_nodes
+    namenodes = tuple(f"{address(name)}:{var('hopshive_namenode_port', 9870)}" for name in groups.get("namenode") or [])
+    nameservice = var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None
+    return url, db, metastores, host("spark"), containers, db_nodes, namenodes, nameservice
 
 
 def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:

@@ -1,0 +1,77 @@
+"""A namenode dies (destructive: stops a deployed namenode and keeps it down).
+
+Clients carry on through the other namenode: files written before the failure stay
+readable, new files are written and read, through HdfsCLI pointed at the surviving namenode
+and through Spark, which names all namenodes by the WebHDFS nameservice (Hadoop's HA client
+configuration: webhdfs://<nameservice>/ fails over by itself).  Runs where there are two or
+more namenodes whose services the harness controls (inventories/cluster).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.support import services
+
+pytestmark = [pytest.mark.destructive, pytest.mark.namespace]
+SMALL = b"small file, kept in the database next to its inode\n"
+LARGE = bytes(range(256)) * 4096          # 1 MiB: blocks, with a replica on another host
+
+
+@pytest.fixture(scope="module")
+def namenodes(targets):
+    """[(host:port, Service)] of every namenode; each one left stopped is started again."""
+    controls = []
+    for endpoint in targets.namenodes:
+        container = targets.containers.get(endpoint.rsplit(":", 1)[0])
+        if len(targets.namenodes) < 2 or container is None or services.manager(container) != "supervisord":
+            pytest.skip(f"needs two or more namenodes in our cluster containers, controlled by the harness "
+                        f"as root (inventories/cluster); got {targets.namenodes}")
+        controls.append((endpoint, services.Service("supervisord", "hopshive-namenode", container)))
+    yield controls
+    for _, service in controls:
+        service.start()
+
+
+@pytest.fixture
+def ha_spark(spark, targets):
+    """The harness's Spark session, also configured with the namenodes' nameservice."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    ids = [f"nn{i}" for i in range(1, len(targets.namenodes) + 1)]
+    conf.set("dfs.nameservices", targets.nameservice)
+    conf.set(f"dfs.ha.namenodes.{targets.nameservice}", ",".join(ids))
+    for nn, endpoint in zip(ids, targets.namenodes):
+        conf.set(f"dfs.namenode.http-address.{targets.nameservice}.{nn}", endpoint)
+    conf.set(f"dfs.client.failover.proxy.provider.{targets.nameservice}",
+             "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider")
+    return spark
+
+
+def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, targets):
+    hdfs = pytest.importorskip("hdfs")
+    (first, victim), (second, _) = namenodes[0], namenodes[1]
+    writer = hdfs.InsecureClient(f"http://{first}", user=targets.user)
+    reader = hdfs.InsecureClient(f"http://{second}", user=targets.user)
+    path = f"{root}/nn-failure"
+    writer.write(f"{path}/small", SMALL)
+    writer.write(f"{path}/large", LARGE, replication=2)
+    logical = f"webhdfs://{targets.nameservice}{path}"
+    ha_spark.range(100).write.parquet(f"{logical}/before")
+
+    victim.stop()
+    try:
+        with reader.read(f"{path}/small") as handle:
+            assert handle.read() == SMALL
+        with reader.read(f"{path}/large") as handle:
+            assert handle.read() == LARGE
+        reader.write(f"{path}/after", SMALL)
+        with reader.read(f"{path}/after") as handle:
+            assert handle.read() == SMALL
+        assert ha_spark.read.parquet(f"{logical}/before").count() == 100
+        ha_spark.range(50).write.parquet(f"{logical}/during")
+        assert ha_spark.read.parquet(f"{logical}/during").count() == 50
+    finally:
+        victim.start()
+    with writer.read(f"{path}/after") as handle:      # and the restarted one serves the new files
+        assert handle.read() == SMALL
+    assert ha_spark.read.parquet(f"{logical}/during").count() == 50
