@@ -24,14 +24,16 @@ LEASE = "SELECT OWNER FROM metastore.CLEANER_LEASE WHERE EXPIRES > NOW(3) AND OW
 
 
 @pytest.fixture
-def leader_service(cleaner):
+def leader_service(cleaner, targets):
     """(owner, Service) of the leading instance; started again after the test."""
-    how = services.manager()
     host, _, port = cleaner.rpartition(":")
-    if how is None or not port.isdigit() or host not in ("localhost", "127.0.0.1", "::1"):
-        pytest.skip(f"the harness cannot kill and restart the cleaner {cleaner} from here "
-                    "(it must run on this machine under hopshive-supervisorctl or systemd, and the harness as root)")
-    service = services.cleaner(int(port), how)
+    container = targets.containers.get(host)
+    how = services.manager(container)
+    if how is None or not port.isdigit() or (container is None and host not in ("localhost", "127.0.0.1", "::1")):
+        pytest.skip(f"the harness cannot kill and restart the cleaner {cleaner} from here (it must run on this "
+                    "machine or in our cluster containers, under hopshive-supervisorctl or systemd, and the "
+                    "harness as root)")
+    service = services.cleaner(int(port), how, container)
     yield cleaner, service
     service.start()
 

@@ -115,9 +115,10 @@ def metastore(port: int, how: str, container: str | None = None) -> Service:
                    container)
 
 
-def cleaner(port: int, how: str) -> Service:
+def cleaner(port: int, how: str, container: str | None = None) -> Service:
     """The cleaner instance whose health port is ``port`` (names from roles/cleaner)."""
-    return Service(how, f"hopshive-cleaner-{port}" if how == "supervisord" else f"hopshive-cleaner@{port}")
+    return Service(how, f"hopshive-cleaner-{port}" if how == "supervisord" else f"hopshive-cleaner@{port}",
+                   container)
 
 
 def descendants(pid: int) -> list[int]:

@@ -52,7 +52,7 @@ class Targets:
     base: str = "/tmp"
     required: bool = False
     source: str = "defaults"
-    containers: dict = field(default_factory=dict)  # {address: container} of hosts that are our containers
+    containers: dict = field(default_factory=dict)  # {address or host name: container} of our containers
     db_nodes: tuple = ()    # every database node's address (the mysql_cluster group)
     namenodes: tuple = ()   # every namenode's WebHDFS host:port (the namenode group)
     nameservice: str | None = None  # the logical WebHDFS name of several namenodes, if any
@@ -171,8 +171,8 @@ def from_inventory(path: str) -> tuple:
     containers = {}
     for name, own in hostvars.items():
         own = {**defaults, **own}
-        if "docker" in str(own.get("ansible_connection", "")):
-            containers[address(name)] = str(own.get("ansible_docker_host") or own.get("ansible_host") or name)
+        if "docker" in str(own.get("ansible_connection", "")):   # by address and by host name
+            containers[address(name)] = containers[name] = str(own.get("ansible_docker_host") or name)
     db_nodes = tuple(address(name) for name in groups.get("mysql_cluster") or [])
     namenodes = tuple(f"{address(name)}:{var('hopshive_namenode_port', 9870)}" for name in groups.get("namenode") or [])
     nameservice = var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None
