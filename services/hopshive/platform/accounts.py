@@ -45,7 +45,8 @@ class User:
 
 @dataclass(frozen=True)
 class Limits:
-    max_failures: int = 5            # failures per account, and per address, in one window
+    max_failures: int = 5            # failures per account in one window
+    max_address_failures: int = 20   # failures per client address in one window
     window: int = 300                # seconds
     session_lifetime: int = 86400    # seconds
 
@@ -173,7 +174,8 @@ class Accounts:
                     "SELECT failures, TIMESTAMPDIFF(SECOND, NOW(3), window_start + INTERVAL %s SECOND)"
                     " FROM platform.login_failures WHERE scope=%s AND subject=%s",
                     (self.limits.window, scope, subject))
-                if row and row[1] > 0 and row[0] >= self.limits.max_failures:
+                limit = self.limits.max_failures if scope == "account" else self.limits.max_address_failures
+                if row and row[1] > 0 and row[0] >= limit:
                     waits.append(int(row[1]) + 1)
             return max(waits, default=0)
         wait = self.db.run(work, readonly=True)

@@ -115,14 +115,16 @@ class Projects:
         if project.owner == user.email:
             raise InvalidInput(f"{email} owns project {name}; the owner cannot be removed")
         self.db.run(lambda tx: tx.execute(
-            "DELETE m FROM platform.project_members m JOIN platform.projects p ON p.id=m.project_id"
-            " WHERE p.name=%s AND m.user_id=%s", (name, user.id)))
+            "DELETE FROM platform.project_members WHERE user_id=%s"
+            " AND project_id=(SELECT id FROM platform.projects WHERE name=%s)", (user.id, name)))
         self.groups.remove(project_user(name, user.username), name)
         return self.project(name)
 
     def delete(self, name: str) -> None:
         project = self.project(name)
-        self.metastore.drop_database(name)
+        location = self.metastore.drop_database(name)
+        if location:
+            self.namespace.delete(location_path(location))
         self.namespace.delete(f"{PROJECTS_ROOT}/{name}")
         for member in project.members:
             self.groups.remove(project_user(name, member.username), name)

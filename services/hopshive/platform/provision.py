@@ -88,8 +88,8 @@ class Groups:
 
     def remove(self, user: str, group: str) -> None:
         self.db.run(lambda tx: tx.execute(
-            "DELETE ug FROM hops.hdfs_users_groups ug JOIN hops.hdfs_users u ON u.id=ug.user_id"
-            " JOIN hops.hdfs_groups g ON g.id=ug.group_id WHERE u.name=%s AND g.name=%s", (user, group)))
+            "DELETE FROM hops.hdfs_users_groups WHERE user_id=(SELECT id FROM hops.hdfs_users WHERE name=%s)"
+            " AND group_id=(SELECT id FROM hops.hdfs_groups WHERE name=%s)", (user, group)))
 
 
 class Metastore:
@@ -123,12 +123,17 @@ class Metastore:
                 log.info("database exists already", extra={"database": name})
             return client.get_database(name).locationUri
 
-    def drop_database(self, name: str) -> None:
+    def drop_database(self, name: str) -> str | None:
+        """Drop the database and its tables; returns its location (None when it was gone).
+        The metastore keeps a directory its object's owner did not make (the project's,
+        after the hand-over): the caller deletes it."""
         with self.client() as client:
             try:
+                location = client.get_database(name).locationUri
                 client.drop_database(name, True, True)
+                return location
             except hms.NoSuchObjectException:
-                pass
+                return None
 
 
 def location_path(uri: str) -> str:

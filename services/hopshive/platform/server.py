@@ -40,7 +40,8 @@ DEFAULTS = {
         "metastore_host": "127.0.0.1",
         "metastore_port": 9083,
         "hive_admin": "hive",                # creates project databases before they are handed over
-        "max_failures": 5,                   # failed logins per account and per address ...
+        "max_failures": 5,                   # failed logins per account ...
+        "max_address_failures": 20,          # ... and per client address ...
         "failure_window": 300,               # ... within this many seconds
         "session_lifetime": 86400,
         "stop_grace": 10.0,
@@ -51,7 +52,8 @@ DEFAULTS = {
 def build(config: dict) -> tuple[Accounts, Projects]:
     pf = config["platform"]
     db = Database(config["database"])
-    accounts = Accounts(db, Limits(int(pf["max_failures"]), int(pf["failure_window"]), int(pf["session_lifetime"])))
+    accounts = Accounts(db, Limits(int(pf["max_failures"]), int(pf["max_address_failures"]),
+                                        int(pf["failure_window"]), int(pf["session_lifetime"])))
     projects = Projects(db, accounts, Namespace(pf["namenode_url"], pf["hdfs_superuser"]),
                         Metastore(pf["metastore_host"], int(pf["metastore_port"]), pf["hive_admin"]))
     return accounts, projects
