@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import itertools
 import logging
 import os
 import sys
@@ -144,7 +145,9 @@ class Engine:
         if not fields:
             return DDL_SCHEMA, iter(())
         schema = [(f.name, *type_name(f.dataType.simpleString())) for f in fields]
-        return schema, frame.toLocalIterator()
+        rows = frame.toLocalIterator()
+        first = next(rows, None)        # the query runs (and can be cancelled) before the reply
+        return schema, itertools.chain([first], rows) if first is not None else iter(())
 
     @staticmethod
     def meta(session, kind: str, args: dict) -> tuple[list, Iterator]:
