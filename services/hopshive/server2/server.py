@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import socket
 import sys
 import threading
 
