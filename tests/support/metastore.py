@@ -12,7 +12,6 @@ import sys
 import threading
 from pathlib import Path
 
-
 from hopshive.core.config import load_config
 from hopshive.core.service import listen
 from hopshive.metastore.app import DEFAULTS, Metastore
