@@ -145,6 +145,8 @@ class Engine:
         if not fields:
             return DDL_SCHEMA, iter(())
         schema = [(f.name, *type_name(f.dataType.simpleString())) for f in fields]
+        if frame.isLocal():             # literals, local relations: no Spark job at all
+            return schema, iter(frame.collect())
         rows = frame.toLocalIterator()
         first = next(rows, None)        # the query runs (and can be cancelled) before the reply
         return schema, itertools.chain([first], rows) if first is not None else iter(())

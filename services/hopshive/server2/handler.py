@@ -146,7 +146,10 @@ class Handler:
         statement = req.statement or ""
         use = USE.match(statement)
         if use and session.user is None:
+            # PyHive's first statement: the engine session starts in that database already.
             self._bind(session, use.group(1))
+            handle = self._local(req, [("Result", "string", "STRING_TYPE")], [], t.TOperationType.EXECUTE_STATEMENT)
+            return t.TExecuteStatementResp(status=_ok(), operationHandle=handle)
         handle = self._start(session, "execute", (statement,), statement[:500], wait=not req.runAsync)
         return t.TExecuteStatementResp(status=_ok(), operationHandle=handle)
 
