@@ -35,3 +35,10 @@ def test_nulls_are_a_bitmap_and_values_are_filled():
     assert ints.i32Val.nulls == bytes([0b11111010, 0])
     assert strings.stringVal.nulls == bytes([0b10, 0])
     assert isinstance(rowset, t.TRowSet) and rowset.columnCount == 2
+
+
+def test_batches_of_a_column():
+    from hopshive.server2.values import column_values
+    assert column_values("BIGINT_TYPE", [1, None]) == [1, None]
+    assert column_values("STRING_TYPE", ["a", None]) == ["a", None]
+    assert column_values("STRING_TYPE", [[1], None]) == ["[1]", None]

@@ -29,7 +29,7 @@ from multiprocessing.connection import Connection, Listener
 from typing import Any, Iterator
 
 from ..core.logs import setup_logging
-from .values import column_value, type_name
+from .values import column_values, type_name
 
 log = logging.getLogger("hopshive.server2.engine")
 DDL_SCHEMA = [("Result", "string", "STRING_TYPE")]
@@ -133,7 +133,7 @@ class Engine:
                     batch.append(row)
                     if len(batch) >= message[1]:
                         break
-                columns = [[column_value(t, r[i]) for r in batch] for i, (_, _, t) in enumerate(schema)]
+                columns = [column_values(t, [r[i] for r in batch]) for i, (_, _, t) in enumerate(schema)]
                 conn.send(("ok", (columns, len(batch))))
         finally:
             context.setLocalProperty("spark.jobGroup.id", None)
@@ -147,7 +147,7 @@ class Engine:
         schema = [(f.name, *type_name(f.dataType.simpleString())) for f in fields]
         if frame.isLocal():             # literals, local relations: no Spark job at all
             return schema, iter(frame.collect())
-        rows = frame.toLocalIterator()
+        rows = frame.toLocalIterator(prefetchPartitions=True)   # the next partition runs while this one is sent
         first = next(rows, None)        # the query runs (and can be cancelled) before the reply
         return schema, itertools.chain([first], rows) if first is not None else iter(())
 

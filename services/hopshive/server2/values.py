@@ -61,12 +61,23 @@ def hive_string(value: Any, nested: bool = False) -> str:
     return str(value)
 
 
+NATIVE = {"BOOLEAN_TYPE", "TINYINT_TYPE", "SMALLINT_TYPE", "INT_TYPE", "BIGINT_TYPE", "FLOAT_TYPE", "DOUBLE_TYPE"}
+
+
+def column_values(type_id: str, values: list) -> list:
+    """One column of a batch as its TColumn carries it (native numbers pass unchanged)."""
+    if type_id in NATIVE:
+        return values
+    if type_id == "STRING_TYPE" and all(v is None or type(v) is str for v in values):
+        return values
+    return [column_value(type_id, v) for v in values]
+
+
 def column_value(type_id: str, value: Any) -> Any:
     """A value as the TColumn of ``type_id`` carries it."""
     if value is None:
         return None
-    if type_id in ("BOOLEAN_TYPE", "TINYINT_TYPE", "SMALLINT_TYPE", "INT_TYPE", "BIGINT_TYPE",
-                   "FLOAT_TYPE", "DOUBLE_TYPE"):
+    if type_id in NATIVE:
         return value
     if type_id == "BINARY_TYPE":
         return bytes(value)
