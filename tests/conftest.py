@@ -32,6 +32,7 @@ def db(mariadb):
     """A connection pool on freshly created `hops` and `metastore` schemas."""
     database = Database(mariadb.config)
     with database.transaction() as tx:
+        tx.execute("DROP DATABASE IF EXISTS platform")
         tx.execute("DROP DATABASE IF EXISTS metastore")
         tx.execute("DROP DATABASE IF EXISTS hops")
     for component in COMPONENTS.values():

@@ -7,20 +7,17 @@ from __future__ import annotations
 
 import copy
 import os
-import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
-
-import yaml
 
 from hopshive.core.config import load_config
 from hopshive.core.service import listen
 from hopshive.metastore.app import DEFAULTS, Metastore
 from tests.support.hms import INVARIANTS, UNOWNED_SDS, thrift_client, violations  # noqa: F401 (re-exported)
 from tests.support.mariadb import _free_port
-from tests.support.namenode import wait_until
+from tests.support.service_process import ServiceProcess
 
 SERVICE_USER = "hive"
 
@@ -63,49 +60,20 @@ class InThreadMetastore:
         self.thread.join(10)
 
 
-class MetastoreProcess:
+class MetastoreProcess(ServiceProcess):
     """``python -m hopshive.metastore.server --config FILE`` on a free port."""
 
+    module = "hopshive.metastore.server"
+
     def __init__(self, base: Path, config: dict):
-        self.base = base
-        base.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.config = copy.deepcopy(config)
         self.config["metastore"]["port"] = self.port
-        self.config_path = base / "metastore.yaml"
-        self.config_path.write_text(yaml.safe_dump(self.config))
-        self.log_path = base / "metastore.log"
-        self.process: subprocess.Popen | None = None
+        super().__init__(base, self.config, name="metastore")
 
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except FileNotFoundError:
-            return "(no log)"
-
-    def _healthy(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"hopshive-metastore exited with {self.process.returncode}:\n{self.log_tail()}")
+    def healthy(self) -> bool:
         return subprocess.run([sys.executable, "-m", "hopshive.metastore.probe", "--port", str(self.port),
                                "--timeout", "2"], capture_output=True).returncode == 0
-
-    def start(self) -> "MetastoreProcess":
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "hopshive.metastore.server", "--config",
-                                             str(self.config_path)], stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
-        wait_until(self._healthy, 60, lambda _: f"metastore never became healthy:\n{self.log_tail()}")
-        return self
-
-    def stop(self, grace: float = 20.0) -> int:
-        if self.process is None or self.process.poll() is not None:
-            return self.process.returncode if self.process else 0
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            raise AssertionError(f"hopshive-metastore ignored SIGTERM:\n{self.log_tail()}")
 
 
 def invariant_violations(database, owned: bool = True) -> dict:

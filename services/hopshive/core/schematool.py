@@ -17,6 +17,7 @@ from .migrations import Component, current_version, upgrade, validate
 COMPONENTS = {
     "hops": Component("hops", "hops", "hopshive.namespace.schema"),
     "metastore": Component("metastore", "metastore", "hopshive.metastore.schema"),
+    "platform": Component("platform", "platform", "hopshive.platform.schema"),
 }
 DEFAULTS = {"database": dict(DATABASE_DEFAULTS, user="root", unix_socket="/run/mysqld/mysqld.sock"),
             "schema": {"engine": "InnoDB"}}

@@ -1,0 +1,170 @@
+"""server2 next to the Spark Thrift Server (started from the pyspark jars), same run, same
+metastore and namenode, same Spark settings (local[1], 512 MB driver):
+
+- connect + `select 1` + close (a fresh session each time; ours logs in to the platform API
+  with SASL PLAIN, the reference takes any user name over NOSASL);
+- `select 1` on an open session;
+- a small query (1,000 rows, 2 columns) fetched whole;
+- a large fetch (--rows rows, 2 columns, 10,000 rows per FetchResults).
+
+Prints a markdown table (p50 in ms; ours / reference).  Starts a private MariaDB, namenode,
+metastore, platform API and server2 from tests/support, like the component tests.
+
+    .venv-test/bin/python bench/server2_bench.py [--repeat 30] [--rows 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pyhive import hive  # noqa: E402
+
+from hopshive.core.db import Database  # noqa: E402
+from tests.support.mariadb import MariaDBServer, _free_port  # noqa: E402
+from tests.support.metastore import MetastoreProcess, settings  # noqa: E402
+from tests.support.namenode import NamenodeServer  # noqa: E402
+from tests.support.polling import wait_until  # noqa: E402
+from tests.support.schemas import reset_schemas  # noqa: E402
+from tests.support.server2 import PlatformProcess, Server2Process  # noqa: E402
+
+EMAIL, PASSWORD = "bench@example.org", "bench-password-1"
+
+
+class SparkThriftServer:
+    """HiveThriftServer2 from the pyspark wheel, NOSASL, on a free port."""
+
+    def __init__(self, base: Path, metastore_port: int, namenode: str):
+        import pyspark
+        self.port = _free_port()
+        self.log = open(base / "sts.log", "wb")
+        home = Path(pyspark.__file__).parent
+        self.process = subprocess.Popen(
+            [str(home / "bin" / "spark-submit"), "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+             "--master", "local[1]", "--driver-memory", "512m", "--conf", "spark.ui.enabled=false",
+             "--conf", f"spark.hadoop.hive.metastore.uris=thrift://127.0.0.1:{metastore_port}",
+             "--conf", f"spark.sql.warehouse.dir=webhdfs://{namenode}/user/hive/warehouse",
+             "--conf", f"spark.hadoop.fs.defaultFS=webhdfs://{namenode}", "--conf", "spark.sql.shuffle.partitions=4",
+             "--hiveconf", f"hive.server2.thrift.port={self.port}", "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1",
+             "--hiveconf", "hive.server2.authentication=NOSASL", "spark-internal"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, HADOOP_USER_NAME="hdfs",
+                                                                 SPARK_HOME=str(home)), start_new_session=True)
+
+    def connect(self):
+        return hive.connect(host="127.0.0.1", port=self.port, username="hdfs", auth="NOSASL")
+
+    def ready(self) -> bool:
+        try:
+            self.connect().close()
+            return True
+        except Exception:       # noqa: BLE001 -- not up yet
+            if self.process.poll() is not None:
+                raise RuntimeError("the Spark Thrift Server exited")
+            return False
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def p50(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def measure(connect, repeat: int, rows: int) -> dict:
+    results = {}
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        conn = connect()
+        cursor = conn.cursor()
+        cursor.execute("SELECT 1")
+        assert cursor.fetchall() == [(1,)]
+        conn.close()
+        samples.append(time.perf_counter() - start)
+    results["connect + select 1 + close"] = p50(samples)
+    conn = connect()
+    cursor = conn.cursor()
+    for name, sql, expected, times in (
+            ("select 1 (open session)", "SELECT 1", 1, repeat),
+            ("1,000 rows x 2 columns", "SELECT id, id * 2 FROM range(1000)", 1000, repeat),
+            (f"{rows:,} rows x 2 columns (bigint, string)", f"SELECT id, CAST(id AS STRING) FROM range({rows})", rows, 3)):
+        samples = []
+        for _ in range(times):
+            start = time.perf_counter()
+            cursor.execute(sql)
+            got = 0
+            while True:
+                batch = cursor.fetchmany(10000)
+                if not batch:
+                    break
+                got += len(batch)
+            assert got == expected, (name, got)
+            samples.append(time.perf_counter() - start)
+        results[name] = p50(samples)
+    conn.close()
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="server2-bench-"))
+    stack = []
+    try:
+        mariadb = MariaDBServer(base / "db").start()
+        stack.append(mariadb)
+        database = Database(mariadb.config)
+        reset_schemas(database)
+        namenode = NamenodeServer(base / "nn", mariadb.config, workers=1).start()
+        stack.append(namenode)
+        metastore = MetastoreProcess(base / "ms", settings(mariadb.config, namenode.address)).start()
+        stack.append(metastore)
+        platform = PlatformProcess(base / "pf", mariadb.config, namenode.url, metastore.port,
+                                   max_failures=1000, max_address_failures=100000).start()
+        stack.append(platform)
+        platform.cli("user", "add", "--email", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
+        platform.cli("project", "create", "bench", "--owner", EMAIL)
+        print("starting server2 and the Spark Thrift Server", file=sys.stderr)
+        server2 = Server2Process(base / "s2", platform.url, metastore.port, namenode.address,
+                                 engine_idle_timeout=3600.0).start()
+        stack.append(server2)
+        sts = SparkThriftServer(base, metastore.port, namenode.address)
+        stack.append(sts)
+        wait_until(sts.ready, 300, lambda _: "the Spark Thrift Server never answered")
+
+        def ours():
+            return hive.connect(host="127.0.0.1", port=server2.port, username=EMAIL, password=PASSWORD,
+                                auth="CUSTOM", database="bench")
+        ours().close()              # start the engine (measured apart: engine start-up)
+        print("measuring", file=sys.stderr)
+        reference = measure(sts.connect, args.repeat, args.rows)
+        mine = measure(ours, args.repeat, args.rows)
+        print("| p50, ms | server2 (ours) | Spark Thrift Server | ours / reference |")
+        print("|---|---:|---:|---:|")
+        for name, value in mine.items():
+            print(f"| {name} | {value:.1f} | {reference[name]:.1f} | {value / reference[name]:.2f} |")
+        return 0
+    finally:
+        for service in reversed(stack):
+            try:
+                service.stop()
+            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
+                print(f"stopping {type(service).__name__}: {exc}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

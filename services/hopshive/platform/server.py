@@ -1,0 +1,185 @@
+"""hopshive-platform: the platform API (accounts, logins, projects) and its admin CLI.
+
+``hopshive-platform serve`` runs the HTTP API; ``user ...`` and ``project ...`` change
+accounts and projects directly (the same library the API uses).  Configuration: built-in
+defaults, then the YAML file given by --config (or $HOPSHIVE_CONFIG), then
+$HOPSHIVE_<SECTION>__<KEY> variables.  Logs are JSON lines on stderr; SIGTERM stops the
+server gracefully.  Passwords are read from standard input, never from the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import requests
+from aiohttp import web
+
+from ..core.config import DATABASE_DEFAULTS
+from ..core.db import Database, DriverError
+from ..core.logs import setup_logging
+from ..core.schematool import COMPONENTS
+from ..core.service import effective_config, print_config, schemas_usable
+from .accounts import Accounts, Limits
+from .app import PlatformApp
+from .exceptions import PlatformError
+from .projects import ROLES, Projects
+from .provision import Metastore, Namespace
+
+log = logging.getLogger("hopshive.platform")
+
+DEFAULTS = {
+    "log_level": "info",
+    "database": dict(DATABASE_DEFAULTS, user="hops_platform"),
+    "platform": {
+        "bind": "127.0.0.1",
+        "port": 8181,
+        "namenode_url": "http://127.0.0.1:9870",
+        "hdfs_superuser": "hdfs",            # the namespace superuser that makes project directories
+        "metastore_host": "127.0.0.1",
+        "metastore_port": 9083,
+        "hive_admin": "hive",                # creates project databases before they are handed over
+        "max_failures": 5,                   # failed logins per account ...
+        "max_address_failures": 20,          # ... and per client address ...
+        "failure_window": 300,               # ... within this many seconds
+        "session_lifetime": 86400,
+        "stop_grace": 10.0,
+    },
+}
+
+
+def build(config: dict) -> tuple[Accounts, Projects]:
+    pf = config["platform"]
+    db = Database(config["database"])
+    accounts = Accounts(db, Limits(int(pf["max_failures"]), int(pf["max_address_failures"]),
+                                        int(pf["failure_window"]), int(pf["session_lifetime"])))
+    projects = Projects(db, accounts, Namespace(pf["namenode_url"], pf["hdfs_superuser"]),
+                        Metastore(pf["metastore_host"], int(pf["metastore_port"]), pf["hive_admin"]))
+    return accounts, projects
+
+
+def serve(config: dict) -> int:
+    setup_logging(config["log_level"])
+    if not schemas_usable(config["database"], [COMPONENTS["platform"]]):
+        return 1
+    accounts, projects = build(config)
+    pf = config["platform"]
+    log.info("listening", extra={"bind": pf["bind"], "port": pf["port"]})
+    web.run_app(PlatformApp(accounts, projects).app(), host=pf["bind"], port=int(pf["port"]), print=None,
+                shutdown_timeout=float(pf["stop_grace"]), access_log=None)
+    log.info("stopped")
+    return 0
+
+
+def check(config: dict) -> int:
+    pf = config["platform"]
+    host = "127.0.0.1" if pf["bind"] in ("0.0.0.0", "::") else pf["bind"]
+    try:
+        response = requests.get(f"http://{host}:{pf['port']}/health", timeout=10)
+    except requests.RequestException as exc:
+        print(f"hopshive-platform: not reachable: {exc}", file=sys.stderr)
+        return 1
+    print(response.text)
+    return 0 if response.status_code == 200 else 1
+
+
+def admin(config: dict, args: argparse.Namespace) -> int:
+    accounts, projects = build(config)
+    try:
+        if args.area == "user":
+            if args.action == "add":
+                password = sys.stdin.readline().rstrip("\n") if args.password_stdin else ""
+                user = accounts.add_user(args.email, password, args.first, args.last, args.two_factor,
+                                         args.admin, "new" if args.inactive else "active")
+                print(f"user {user.email} added (username {user.username})")
+            elif args.action in ("block", "unblock"):
+                accounts.set_status(args.email, "blocked" if args.action == "block" else "active")
+                print(f"user {args.email} {args.action}ed")
+            elif args.action == "activate":
+                accounts.set_status(args.email, "active")
+                print(f"user {args.email} activated")
+            else:
+                for user in accounts.users():
+                    print(f"{user.email}\t{user.username}\t{user.status}\t2fa={user.two_factor}\tadmin={user.admin}")
+        elif args.action == "create":
+            projects.create(args.name, args.owner)
+            print(f"project {args.name} created")
+        elif args.action == "add-member":
+            projects.add_member(args.name, args.email, args.role)
+            print(f"{args.email} is a {args.role} of {args.name}")
+        elif args.action == "remove-member":
+            projects.remove_member(args.name, args.email)
+            print(f"{args.email} removed from {args.name}")
+        elif args.action == "delete":
+            projects.delete(args.name)
+            print(f"project {args.name} deleted")
+        else:
+            project = projects.project(args.name)
+            for member in project.members:
+                print(f"{member.email}\t{args.name}__{member.username}\t{member.role}")
+        return 0
+    except PlatformError as exc:
+        print(f"hopshive-platform: {exc}", file=sys.stderr)
+        return 1
+    except DriverError as exc:
+        print(f"hopshive-platform: database error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        accounts.db.close()
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="hopshive-platform", description=__doc__.split("\n\n")[0])
+    top.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
+    areas = top.add_subparsers(dest="area", required=True)
+    areas.add_parser("serve", help="run the HTTP API")
+    areas.add_parser("check", help="probe the running API's /health")
+    areas.add_parser("check-config", help="print the effective configuration")
+    users = areas.add_parser("user", help="accounts").add_subparsers(dest="action", required=True)
+    add = users.add_parser("add", help="add an account (password on stdin)")
+    add.add_argument("--email", required=True)
+    add.add_argument("--password-stdin", action="store_true", required=True,
+                     help="read the password from the first line of standard input")
+    add.add_argument("--first", default="")
+    add.add_argument("--last", default="")
+    add.add_argument("--two-factor", action="store_true", help="the account uses two-factor authentication")
+    add.add_argument("--admin", action="store_true", help="a platform administrator")
+    add.add_argument("--inactive", action="store_true", help="not activated yet")
+    for action in ("block", "unblock", "activate"):
+        users.add_parser(action).add_argument("email")
+    users.add_parser("list")
+    projects = areas.add_parser("project", help="projects").add_subparsers(dest="action", required=True)
+    create = projects.add_parser("create")
+    create.add_argument("name")
+    create.add_argument("--owner", required=True, help="the owner's e-mail")
+    member = projects.add_parser("add-member")
+    member.add_argument("name")
+    member.add_argument("email")
+    member.add_argument("--role", choices=ROLES, default="Data scientist")
+    for action in ("remove-member",):
+        sub = projects.add_parser(action)
+        sub.add_argument("name")
+        sub.add_argument("email")
+    projects.add_parser("delete").add_argument("name")
+    projects.add_parser("show").add_argument("name")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    config = effective_config("hopshive-platform", DEFAULTS, args.config)
+    if config is None:
+        return 2
+    if args.area == "check-config":
+        print_config(config)
+        return 0
+    if args.area == "serve":
+        return serve(config)
+    if args.area == "check":
+        return check(config)
+    return admin(config, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The HopsWorks authenticator (thesis §3.2, Figure 3.1): e-mail and password are checked by
+logging in to the platform API; the profile gives the user name, the project list the
+databases the user may use.  The session user is ``<database>__<username>``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+
+from .exceptions import AuthenticationFailed, Server2Error
+
+API = "/hopsworks-api/api"
+
+
+@dataclass(frozen=True)
+class Identity:
+    email: str
+    username: str
+    projects: frozenset[str]
+
+    def session_user(self, database: str) -> str:
+        """The project user for ``database``; refused unless the user is a member."""
+        if database not in self.projects:
+            raise AuthenticationFailed(f"{self.email} is not a member of project {database!r}; "
+                                       f"connect to one of your projects' databases")
+        return f"{database}__{self.username}"
+
+
+class PlatformAuthenticator:
+    def __init__(self, url: str, timeout: float = 15.0):
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+
+    def authenticate(self, email: str | None, password: str | None) -> Identity:
+        if not email or not password:
+            raise AuthenticationFailed("an e-mail address and a password are required")
+        with requests.Session() as http:
+            try:
+                login = http.post(f"{self.url}{API}/auth/login", data={"email": email, "password": password},
+                                  timeout=self.timeout)
+                if login.status_code != 200:
+                    raise AuthenticationFailed(self._message(login))
+                profile = http.get(f"{self.url}{API}/users/profile", timeout=self.timeout)
+                projects = http.get(f"{self.url}{API}/project", timeout=self.timeout)
+                if profile.status_code != 200 or projects.status_code != 200:
+                    raise AuthenticationFailed(self._message(profile if profile.status_code != 200 else projects))
+                http.post(f"{self.url}{API}/auth/logout", timeout=self.timeout)
+            except requests.RequestException as exc:
+                raise Server2Error(f"the platform API at {self.url} cannot be reached: {exc}", "08001") from exc
+        body = profile.json()
+        return Identity(body["email"], body["username"], frozenset(p["name"] for p in projects.json()))
+
+    @staticmethod
+    def _message(response: requests.Response) -> str:
+        try:
+            return str(response.json()["errorMsg"])
+        except (ValueError, KeyError, TypeError):
+            return f"the platform refused the login (HTTP {response.status_code})"

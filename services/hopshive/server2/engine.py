@@ -1,0 +1,225 @@
+"""A Spark engine: one process (one SparkContext, one JVM) per project user, started by
+server2 with HADOOP_USER_NAME=<project>__<user>, so every metastore call (set_ugi) and
+every WebHDFS request the session makes carries that identity.
+
+It listens on a Unix socket (multiprocessing.connection, with an authentication key from
+server2) and serves each connection in a thread.  A connection is one request:
+
+- ``("open", session_id, database)``: a SparkSession of its own (``newSession``) using
+  ``database``;
+- ``("execute", session_id, operation_id, sql)`` then ``("fetch", n)``... ``("close",)``:
+  a statement, run in a job group named by the operation, its rows pulled in batches
+  (``toLocalIterator``: one partition in memory at a time);
+- ``("meta", session_id, operation_id, kind, args)``: catalog listings, served the same way;
+- ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``.
+
+Replies are ``("ok", payload)`` or ``("error", sqlstate, message)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import itertools
+import logging
+import os
+import sys
+import threading
+from multiprocessing.connection import Connection, Listener
+from typing import Any, Iterator
+
+from ..core.logs import setup_logging
+from .values import column_values, type_name
+
+log = logging.getLogger("hopshive.server2.engine")
+DDL_SCHEMA = [("Result", "string", "STRING_TYPE")]
+
+
+def _pattern(value: str | None) -> str:
+    """A JDBC pattern (``%``, ``_``) as an fnmatch pattern; None/empty matches all."""
+    if not value:
+        return "*"
+    return value.replace("*", "[*]").replace("%", "*").replace("_", "?")
+
+
+def _error(exc: BaseException) -> tuple:
+    sqlstate = None
+    getter = getattr(exc, "getSqlState", None)
+    if callable(getter):
+        try:
+            sqlstate = getter()
+        except Exception:               # noqa: BLE001 -- best effort, the message still goes back
+            sqlstate = None
+    message = getattr(exc, "desc", None) or str(exc)
+    message = message.split("\nJVM stacktrace:", 1)[0].strip()
+    return ("error", sqlstate or "42000", message or type(exc).__name__)
+
+
+class Engine:
+    def __init__(self, spark, socket_path: str, authkey: bytes):
+        self.spark = spark
+        self.sessions: dict[str, Any] = {}
+        self.lock = threading.Lock()
+        self.listener = Listener(socket_path, "AF_UNIX", authkey=authkey)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+    def handle(self, conn: Connection) -> None:
+        try:
+            request = conn.recv()
+            kind = request[0]
+            if kind == "open":
+                self.open(*request[1:])
+                conn.send(("ok", None))
+            elif kind == "close_session":
+                with self.lock:
+                    self.sessions.pop(request[1], None)
+                conn.send(("ok", None))
+            elif kind == "cancel":
+                self.spark.sparkContext.cancelJobGroup(request[1])
+                conn.send(("ok", None))
+            elif kind in ("execute", "meta"):
+                self.run(conn, request)
+            elif kind == "ping":
+                conn.send(("ok", "pong"))
+            else:
+                conn.send(("error", "HY000", f"unknown engine request {kind!r}"))
+        except (EOFError, OSError):
+            pass
+        except Exception as exc:        # noqa: BLE001 -- every failure is reported to server2
+            try:
+                conn.send(_error(exc))
+            except (EOFError, OSError):
+                pass
+        finally:
+            conn.close()
+
+    def open(self, session_id: str, database: str) -> None:
+        session = self.spark.newSession()
+        session.catalog.setCurrentDatabase(database)
+        with self.lock:
+            self.sessions[session_id] = session
+
+    def session(self, session_id: str):
+        with self.lock:
+            session = self.sessions.get(session_id)
+        if session is None:
+            raise LookupError(f"no engine session {session_id}")
+        return session
+
+    def run(self, conn: Connection, request: tuple) -> None:
+        session = self.session(request[1])
+        operation_id = request[2]
+        context = self.spark.sparkContext
+        context.setJobGroup(operation_id, f"server2 operation {operation_id}", interruptOnCancel=True)
+        try:
+            if request[0] == "execute":
+                schema, rows = self.execute(session, request[3])
+            else:
+                schema, rows = self.meta(session, request[3], request[4])
+            conn.send(("ok", schema))
+            while True:
+                message = conn.recv()
+                if message[0] != "fetch":
+                    break
+                batch = []
+                for row in rows:
+                    batch.append(row)
+                    if len(batch) >= message[1]:
+                        break
+                columns = [column_values(t, [r[i] for r in batch]) for i, (_, _, t) in enumerate(schema)]
+                conn.send(("ok", (columns, len(batch))))
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)
+
+    @staticmethod
+    def execute(session, sql: str) -> tuple[list, Iterator]:
+        frame = session.sql(sql)
+        fields = frame.schema.fields
+        if not fields:
+            return DDL_SCHEMA, iter(())
+        schema = [(f.name, *type_name(f.dataType.simpleString())) for f in fields]
+        if frame.isLocal():             # literals, local relations: no Spark job at all
+            return schema, iter(frame.collect())
+        rows = frame.toLocalIterator(prefetchPartitions=True)   # the next partition runs while this one is sent
+        first = next(rows, None)        # the query runs (and can be cancelled) before the reply
+        return schema, itertools.chain([first], rows) if first is not None else iter(())
+
+    @staticmethod
+    def meta(session, kind: str, args: dict) -> tuple[list, Iterator]:
+        catalog = session.catalog
+        string = lambda *names: [(n, "string", "STRING_TYPE") for n in names]   # noqa: E731
+        if kind == "schemas":
+            names = [d.name for d in catalog.listDatabases()]
+            rows = [(n, "spark_catalog") for n in names if fnmatch.fnmatchcase(n, _pattern(args.get("schema")))]
+            return string("TABLE_SCHEM", "TABLE_CATALOG"), iter(rows)
+        if kind == "tables":
+            rows = []
+            for db in [d.name for d in catalog.listDatabases()]:
+                if not fnmatch.fnmatchcase(db, _pattern(args.get("schema"))):
+                    continue
+                for t in catalog.listTables(db):
+                    table_type = "VIEW" if t.tableType == "VIEW" else "TABLE"
+                    if fnmatch.fnmatchcase(t.name, _pattern(args.get("table"))) and \
+                            (not args.get("types") or table_type in args["types"]):
+                        rows.append(("", db, t.name, table_type, t.description or ""))
+            return string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE", "REMARKS"), iter(rows)
+        if kind == "columns":
+            rows = []
+            for db in [d.name for d in catalog.listDatabases()]:
+                if not fnmatch.fnmatchcase(db, _pattern(args.get("schema"))):
+                    continue
+                for t in catalog.listTables(db):
+                    if not fnmatch.fnmatchcase(t.name, _pattern(args.get("table"))):
+                        continue
+                    for position, c in enumerate(catalog.listColumns(t.name, db), start=1):
+                        if fnmatch.fnmatchcase(c.name, _pattern(args.get("column"))):
+                            rows.append(("", db, t.name, c.name, type_name(c.dataType)[0], position,
+                                         "YES" if c.nullable else "NO", c.description or ""))
+            schema = string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "COLUMN_NAME", "TYPE_NAME")
+            schema += [("ORDINAL_POSITION", "int", "INT_TYPE")] + string("IS_NULLABLE", "REMARKS")
+            return schema, iter(rows)
+        if kind == "functions":
+            pattern = _pattern(args.get("function"))
+            rows = [("", None, f.name, f.description or "", 1, f.className or "")
+                    for f in catalog.listFunctions() if fnmatch.fnmatchcase(f.name, pattern)]
+            schema = string("FUNCTION_CAT", "FUNCTION_SCHEM", "FUNCTION_NAME", "REMARKS")
+            return schema + [("FUNCTION_TYPE", "int", "INT_TYPE")] + string("SPECIFIC_NAME"), iter(rows)
+        raise ValueError(f"unknown listing {kind}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hopshive-server2-engine", description="A Spark engine of server2.")
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--app-name", default="hopshive-server2")
+    parser.add_argument("--conf", action="append", default=[], help="key=value Spark setting")
+    args = parser.parse_args(argv)
+    setup_logging(os.environ.get("HOPSHIVE_ENGINE_LOG_LEVEL", "info"))
+    authkey = bytes.fromhex(sys.stdin.readline().strip())
+    from pyspark.sql import SparkSession
+    builder = SparkSession.builder.appName(args.app_name).enableHiveSupport()
+    for setting in args.conf:
+        key, _, value = setting.partition("=")
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    engine = Engine(spark, args.socket, authkey)
+    print("READY", flush=True)
+    log.info("engine ready", extra={"user": os.environ.get("HADOOP_USER_NAME"), "socket": args.socket})
+    threading.Thread(target=engine.serve, daemon=True).start()
+    try:                                # server2 closes our stdin to stop us (or dies)
+        sys.stdin.read()
+    finally:
+        engine.listener.close()
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

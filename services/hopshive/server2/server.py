@@ -1,0 +1,147 @@
+"""hopshive-server2: a HiveServer2 (TCLIService, protocol V6-V10) endpoint executing on Spark.
+
+Clients log in with their platform e-mail and password (SASL PLAIN, or in the OpenSession
+request on a NOSASL connection), checked against the platform API; a session in project
+database P runs as the project user ``P__<username>`` in that user's Spark engine (one
+PySpark process per project user).  Configuration: built-in defaults, then the YAML file
+given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  Logs are
+JSON lines on stderr; SIGTERM stops accepting, ends sessions and stops the engines.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+from impala_thrift_gen.TCLIService import TCLIService
+
+from ..core.logs import setup_logging
+from ..core.service import effective_config, listen, service_parser
+from .auth import PlatformAuthenticator
+from .engines import Engines
+from .handler import Handler
+from .transport import ConnectionContext, ThriftServer
+
+log = logging.getLogger("hopshive.server2")
+
+DEFAULTS = {
+    "log_level": "info",
+    "server2": {
+        "bind": "127.0.0.1",
+        "port": 10000,
+        "platform_url": "http://127.0.0.1:8181",
+        "max_connections": 200,
+        "read_timeout": 3600.0,          # seconds a connection may stay silent
+        "fetch_limit": 10000,            # rows per FetchResults at most
+        "session_idle_timeout": 3600.0,  # sessions unused this long are closed
+        # Spark engines (one process per project user)
+        "max_engines": 4,
+        "engine_idle_timeout": 600.0,    # an engine without sessions stops after this long
+        "engine_start_timeout": 180.0,
+        "work_dir": "",                  # engine sockets and logs; empty: a temporary directory
+        "spark_master": "local[2]",
+        "driver_memory": "768m",
+        "metastore_uris": "thrift://127.0.0.1:9083",
+        "warehouse": "webhdfs://127.0.0.1:9870/user/hive/warehouse",
+        "default_fs": "webhdfs://127.0.0.1:9870",
+        # Further Spark settings for every engine, and environment variables (None: none).
+        "spark_conf": None,
+        "engine_env": None,
+        "stop_grace": 20.0,
+    },
+}
+
+
+def engine_settings(s2: dict) -> dict:
+    conf = {"spark.master": s2["spark_master"], "spark.driver.memory": s2["driver_memory"],
+            "spark.ui.enabled": "false", "spark.sql.catalogImplementation": "hive",
+            "spark.hadoop.hive.metastore.uris": s2["metastore_uris"], "spark.sql.warehouse.dir": s2["warehouse"],
+            "spark.hadoop.fs.defaultFS": s2["default_fs"], "spark.sql.shuffle.partitions": "4"}
+    conf.update(s2["spark_conf"] or {})
+    return {"spark_conf": conf, "engine_env": s2["engine_env"] or {}, "max_engines": s2["max_engines"],
+            "engine_idle_timeout": s2["engine_idle_timeout"], "engine_start_timeout": s2["engine_start_timeout"],
+            "work_dir": s2["work_dir"]}
+
+
+def check(s2: dict) -> int:
+    """Health: a TCP connection and an OpenSession answered (with a refusal: no credentials)."""
+    host = "127.0.0.1" if s2["bind"] in ("0.0.0.0", "::") else s2["bind"]
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+    from thrift.transport import TSocket, TTransport
+    from impala_thrift_gen.TCLIService import ttypes
+    sock = TSocket.TSocket(host, int(s2["port"]))
+    sock.setTimeout(10000)
+    transport = TTransport.TBufferedTransport(sock)
+    try:
+        transport.open()
+        client = TCLIService.Client(TBinaryProtocolAccelerated(transport))
+        response = client.OpenSession(ttypes.TOpenSessionReq(client_protocol=9, username="", password=""))
+    except Exception as exc:                # noqa: BLE001 -- reported as the probe's result
+        print(f"hopshive-server2: not healthy: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        transport.close()
+    print(f"ok: {response.status.errorMessage}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = service_parser("hopshive-server2", __doc__,
+                            "Health: `hopshive-server2 --check` (connects and asks for a session without credentials).")
+    parser.add_argument("--port", type=int, help="listen on this port (overrides server2.port)")
+    parser.add_argument("--check", action="store_true", help="probe the configured (running) server and exit")
+    args = parser.parse_args(argv)
+    config = effective_config("hopshive-server2", DEFAULTS, args.config)
+    if config is None:
+        return 2
+    s2 = config["server2"]
+    if args.port:
+        s2["port"] = args.port
+    if args.check_config:
+        import yaml
+        print(yaml.safe_dump(config, sort_keys=False))
+        return 0
+    if args.check:
+        return check(s2)
+    setup_logging(config["log_level"])
+    sock = listen(s2["bind"], int(s2["port"]))
+    engines = Engines(engine_settings(s2))
+    context = ConnectionContext()
+    authenticator = PlatformAuthenticator(s2["platform_url"])
+    handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))
+    server = ThriftServer(sock, TCLIService.Processor(handler), context, authenticator.authenticate,
+                          handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]))
+    stopped = threading.Event()
+
+    def stop(signum, frame) -> None:
+        log.info("stopping", extra={"signal": signal.Signals(signum).name})
+        server.stopping.set()
+        stopped.set()
+
+    def reaper() -> None:
+        while not stopped.wait(5.0):
+            for session in handler.registry.idle_sessions(float(s2["session_idle_timeout"])):
+                log.info("closing idle session", extra={"user": session.user})
+                handler.registry.close_session(session)
+            engines.reap()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=reaper, daemon=True, name="reaper").start()
+    log.info("listening", extra={"bind": s2["bind"], "port": s2["port"], "platform": s2["platform_url"]})
+    server.serve()
+    try:
+        sock.close()
+    except OSError:
+        pass
+    for session in list(handler.registry.sessions.values()):
+        handler.registry.close_session(session)
+    engines.stop_all()
+    log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""hopshive-server2 with clients nobody here wrote (PyHive, beeline from the pyspark jars)
+against the real platform API, metastore and namenode: the HopsWorks authenticator, one
+Spark engine per project user, and storage-based authorization between projects."""
+
+from __future__ import annotations
+
+import decimal
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from pyhive import hive
+
+from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
+from tests.support.server2 import Server2Process
+
+pytestmark = [pytest.mark.server2, pytest.mark.spark]
+PASSWORD = "server2-test-password"   # beeline splits -p at spaces
+ANN, BOB = "ann@example.org", "bob@example.org"
+
+
+@pytest.fixture(scope="module")
+def server2(platform_stack):
+    platform = platform_stack["platform"]
+    for email, project in ((ANN, "alpha"), (BOB, "beta")):
+        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=PASSWORD + "\n")
+        assert added.returncode == 0, added.stderr
+        made = platform.cli("project", "create", project, "--owner", email)
+        assert made.returncode == 0, made.stderr
+    added = platform.cli("user", "add", "--email", "tfa@example.org", "--password-stdin", "--two-factor",
+                         stdin=PASSWORD + "\n")
+    assert added.returncode == 0, added.stderr
+    server = Server2Process(platform_stack["base"] / "server2", platform.url, platform_stack["metastore"].port,
+                            platform_stack["namenode"].address).start()
+    yield server
+    code = server.stop(60)
+    assert code == 0, server.log_tail()
+
+
+def connect(server, email: str = ANN, password: str = PASSWORD, database: str = "alpha"):
+    return hive.connect(host="127.0.0.1", port=server.port, username=email, password=password, auth="CUSTOM",
+                        database=database)
+
+
+def query(conn, sql: str) -> list:
+    cursor = conn.cursor()
+    cursor.execute(sql)
+    return cursor.fetchall() if cursor.description else []
+
+
+def test_session_runs_as_the_project_user(server2):
+    with connect(server2) as conn:
+        assert query(conn, "SELECT current_user(), current_database()") == [("alpha__ann", "alpha")]
+
+
+def test_tables_in_own_project_and_file_owner(server2, platform_stack):
+    with connect(server2) as conn:
+        query(conn, "CREATE TABLE t1 (id INT, name STRING) STORED AS PARQUET")
+        query(conn, "INSERT INTO t1 VALUES (1, 'a'), (2, NULL)")
+        assert query(conn, "SELECT id, name FROM t1 ORDER BY id") == [(1, "a"), (2, None)]
+        cursor = conn.cursor()
+        cursor.execute("SELECT array(1, 2), map('k', 1), named_struct('a', 1), CAST(1.5 AS DECIMAL(4,2))")
+        assert cursor.fetchall() == [("[1,2]", '{"k":1}', '{"a":1}', decimal.Decimal("1.50"))]
+    nn = platform_stack["namenode"]
+    listing = requests.get(f"{nn.url}/webhdfs/v1/user/hive/warehouse/alpha.db/t1",
+                           params={"op": "LISTSTATUS", "user.name": "hdfs"}, timeout=30).json()
+    owners = {s["owner"] for s in listing["FileStatuses"]["FileStatus"]}
+    assert owners == {"alpha__ann"}
+
+
+def test_projects_cannot_touch_each_other(server2):
+    with connect(server2, BOB, database="beta") as bob:
+        query(bob, "CREATE TABLE secret (x INT)")
+        query(bob, "INSERT INTO secret VALUES (42)")
+        assert query(bob, "SELECT x FROM secret") == [(42,)]
+    with connect(server2) as ann:
+        for sql in ("SELECT * FROM beta.secret", "INSERT INTO beta.secret VALUES (1)", "DROP TABLE beta.secret",
+                    "CREATE TABLE beta.intruder (x INT)"):
+            with pytest.raises(hive.OperationalError) as refused:
+                query(ann, sql)
+            assert "ermission denied" in str(refused.value) or "AccessControl" in str(refused.value), sql
+    with connect(server2, BOB, database="beta") as bob:
+        assert query(bob, "SELECT x FROM secret") == [(42,)]
+
+
+@pytest.mark.parametrize("email, password, database, words", [
+    (ANN, "wrong password!", "alpha", "wrong e-mail or password"),
+    ("nobody@example.org", PASSWORD, "alpha", "wrong e-mail or password"),
+    ("tfa@example.org", PASSWORD, "alpha", "two-factor"),
+    (ANN, PASSWORD, "beta", "not a member of project"),
+])
+def test_refused_logins_open_no_session(server2, email, password, database, words):
+    with pytest.raises(Exception) as refused:
+        connect(server2, email, password, database)
+    assert words in str(refused.value)
+
+
+def test_errors_carry_sqlstate_and_no_stack_trace(server2):
+    with connect(server2) as conn:
+        with pytest.raises(hive.OperationalError) as failed:
+            query(conn, "SELECT * FROM no_such_table")
+    status = failed.value.args[0].status
+    assert status.sqlState == "42P01" and "TABLE_OR_VIEW_NOT_FOUND" in status.errorMessage
+    assert "\tat " not in status.errorMessage
+
+
+def test_cancel_a_long_query(server2):
+    with connect(server2) as conn:
+        cursor = conn.cursor()
+        cursor.execute("SELECT count(*) FROM range(100000000000) a", async_=True)
+        time.sleep(2)   # let the Spark job start (the cancel is checked to end it, not timed)
+        cursor.cancel()
+        state = cursor.poll().operationState
+        assert state in (3, 5)    # CANCELED (or ERROR when Spark reports the cancelled job)
+        assert query(conn, "SELECT 1") == [(1,)]
+
+
+def closed_by_server(payload: bytes, port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+        raw.sendall(payload)
+        try:
+            return raw.recv(100) == b""
+        except ConnectionResetError:    # closed with our garbage unread
+            return True
+
+
+def test_garbage_on_the_socket_is_dropped(server2):
+    assert closed_by_server(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + os.urandom(256), server2.port)
+    assert closed_by_server(b"\x80\x01\x00\x01\xff\xff\xff\xff" + os.urandom(64), server2.port)
+    assert closed_by_server(b"\x01\x00\x00\x00\x05PLAIN\x02\xff\xff\xff\xff", server2.port)
+    with connect(server2) as conn:
+        assert query(conn, "SELECT 1") == [(1,)]
+
+
+def test_disconnect_mid_fetch_frees_the_session(server2):
+    conn = connect(server2)
+    cursor = conn.cursor()
+    cursor.execute("SELECT id FROM range(100000)")
+    assert len(cursor.fetchmany(10)) == 10
+    conn._transport.close()             # gone without CloseSession
+    with connect(server2) as again:
+        assert query(again, "SELECT count(*) FROM range(1000)") == [(1000,)]
+
+
+def test_concurrent_sessions(server2):
+    results, errors = [], []
+
+    def work(email: str, database: str) -> None:
+        try:
+            with connect(server2, email, database=database) as conn:
+                results.append(query(conn, "SELECT current_user(), count(*) FROM range(5000)")[0])
+        except Exception as exc:        # noqa: BLE001 -- collected and shown
+            errors.append(exc)
+    threads = [threading.Thread(target=work, args=(ANN, "alpha") if i % 2 else (BOB, "beta")) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert errors == []
+    assert sorted(results) == [("alpha__ann", 5000)] * 4 + [("beta__bob", 5000)] * 4
+
+
+def beeline(server, url_tail: str, sql: str, password: str = PASSWORD) -> subprocess.CompletedProcess:
+    import pyspark
+    jars = Path(pyspark.__file__).parent / "jars"
+    return subprocess.run(
+        ["java", "-Xmx256m", "-cp", f"{jars}/*", "org.apache.hive.beeline.BeeLine",
+         "-u", f"jdbc:hive2://127.0.0.1:{server.port}/alpha{url_tail}", "-n", ANN, "-p", password,
+         "--outputformat=csv2", "--silent=true", "-e", sql], capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("url_tail", [";auth=noSasl", ""])
+def test_beeline(server2, url_tail):
+    done = beeline(server2, url_tail, "SELECT current_user() AS u, 1 + 1 AS two;")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "alpha__ann,2" in done.stdout.splitlines(), done.stdout
+
+
+def test_beeline_wrong_password(server2):
+    done = beeline(server2, ";auth=noSasl", "SELECT 1;", password="not-the-password")
+    assert done.returncode != 0
+    assert "wrong e-mail or password" in done.stderr + done.stdout

@@ -1,0 +1,69 @@
+"""The platform API and server2 as real subprocesses for component tests (free loopback
+ports, the test session's private MariaDB), and a small HTTP client of the platform."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+
+from tests.support.mariadb import _free_port
+from tests.support.service_process import ServiceProcess
+
+API = "/hopsworks-api/api"
+ADMIN = ("admin@hopshive.test", "admin-password-1")
+
+
+class PlatformProcess(ServiceProcess):
+    module = "hopshive.platform.server"
+
+    def __init__(self, base: Path, database: dict, namenode_url: str, metastore_port: int, **platform):
+        self.port = _free_port()
+        settings = {"bind": "127.0.0.1", "port": self.port, "namenode_url": namenode_url,
+                    "metastore_port": metastore_port, "hive_admin": "hive"}
+        settings.update(platform)
+        super().__init__(base, {"log_level": "info", "database": dict(database), "platform": settings})
+
+    def start(self):
+        self.args = ("serve",)
+        return super().start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def healthy(self) -> bool:
+        try:
+            return requests.get(self.url + "/health", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def cli(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", self.module, "--config", str(self.config_path), *args],
+                              input=stdin, capture_output=True, text=True, timeout=120)
+
+    def session(self, email: str, password: str) -> requests.Session:
+        http = requests.Session()
+        response = http.post(self.url + API + "/auth/login", data={"email": email, "password": password}, timeout=30)
+        assert response.status_code == 200, response.text
+        return http
+
+
+class Server2Process(ServiceProcess):
+    module = "hopshive.server2.server"
+
+    def __init__(self, base: Path, platform_url: str, metastore_port: int, namenode_address: str, **server2):
+        self.port = _free_port()
+        settings = {"bind": "127.0.0.1", "port": self.port, "platform_url": platform_url,
+                    "metastore_uris": f"thrift://127.0.0.1:{metastore_port}",
+                    "warehouse": f"webhdfs://{namenode_address}/user/hive/warehouse",
+                    "default_fs": f"webhdfs://{namenode_address}", "work_dir": str(base / "engines"),
+                    "driver_memory": "512m", "spark_master": "local[1]"}
+        settings.update(server2)
+        super().__init__(base, {"log_level": "info", "server2": settings})
+
+    def healthy(self) -> bool:
+        return subprocess.run([sys.executable, "-m", self.module, "--config", str(self.config_path), "--check"],
+                              capture_output=True).returncode == 0

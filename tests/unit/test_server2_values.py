@@ -1,0 +1,44 @@
+"""server2's value formatting and columnar rowsets (no servers)."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+from impala_thrift_gen.TCLIService import ttypes as t
+
+from hopshive.server2.rowsets import column_rowset, schema_of
+from hopshive.server2.values import column_value, hive_string, type_name
+
+
+def test_complex_values_print_as_hive_does():
+    assert hive_string([1, None, "a"]) == '[1,null,"a"]'
+    assert hive_string({"k": [1.5]}) == '{"k":[1.5]}'
+    assert hive_string(datetime.datetime(2024, 1, 2, 3, 4, 5, 120000)) == "2024-01-02 03:04:05.12"
+    assert hive_string(decimal.Decimal("1.50")) == "1.50"
+    assert column_value("STRING_TYPE", True) == "true"
+
+
+def test_type_names():
+    assert type_name("decimal(10,2)") == ("decimal(10,2)", "DECIMAL_TYPE")
+    assert type_name("array<int>") == ("array<int>", "ARRAY_TYPE")
+    assert type_name("bigint") == ("bigint", "BIGINT_TYPE")
+    decimal_entry = schema_of([("d", "decimal(10,2)", "DECIMAL_TYPE")]).columns[0].typeDesc.types[0].primitiveEntry
+    assert decimal_entry.typeQualifiers.qualifiers["scale"].i32Value == 2
+
+
+def test_nulls_are_a_bitmap_and_values_are_filled():
+    rowset = column_rowset([("a", "int", "INT_TYPE"), ("s", "string", "STRING_TYPE")],
+                           [[1, None, 3, None, None, None, None, None, 9], ["x", None, "z", "", "", "", "", "", ""]], 0)
+    ints, strings = rowset.columns
+    assert ints.i32Val.values == [1, 0, 3, 0, 0, 0, 0, 0, 9]
+    assert ints.i32Val.nulls == bytes([0b11111010, 0])
+    assert strings.stringVal.nulls == bytes([0b10, 0])
+    assert isinstance(rowset, t.TRowSet) and rowset.columnCount == 2
+
+
+def test_batches_of_a_column():
+    from hopshive.server2.values import column_values
+    assert column_values("BIGINT_TYPE", [1, None]) == [1, None]
+    assert column_values("STRING_TYPE", ["a", None]) == ["a", None]
+    assert column_values("STRING_TYPE", [[1], None]) == ["[1]", None]
