@@ -1,5 +1,7 @@
-"""Background duties of a namenode: heartbeat, recovery of dead namenodes' locks and
-writes, and removal of block files nothing refers to any more."""
+"""Background duties of a namenode: heartbeat (as a namenode and as a block holder),
+recovery of dead namenodes' locks and writes, removal of block files nothing refers to any
+more, and, on the one namenode holding the monitor lease, block replication
+(hopshive.namespace.replication)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import time
 
 from ..core.db import Tx
 from .namespace import Namespace, release_lease
+from .replication import MONITOR_LEASE, ReplicationMonitor, acquire_lease
+from .replication import release_lease as release_duty
 
 log = logging.getLogger(__name__)
 ORPHAN_SWEEP_EVERY = 600.0
@@ -37,9 +41,11 @@ def recover_dead(namespace: Namespace) -> dict[str, int]:
 
 def purge_invalidated(namespace: Namespace) -> int:
     """Delete from disk the blocks of deleted files that this namenode stores."""
+    # A replica recorded again since (re-replicated to this holder) stays.
     rows = namespace.db.run(lambda tx: tx.query(
-        "SELECT block_id FROM hops.hdfs_invalidated_blocks WHERE location=%s LIMIT 10000",
-        (namespace.blocks.location,)))
+        "SELECT i.block_id FROM hops.hdfs_invalidated_blocks i LEFT JOIN hops.hdfs_replicas r"
+        " ON r.block_id=i.block_id AND r.location=i.location"
+        " WHERE i.location=%s AND r.block_id IS NULL LIMIT 10000", (namespace.blocks.location,)))
     if rows:
         namespace.purge_blocks([row[0] for row in rows])
     return len(rows)
@@ -66,20 +72,33 @@ def sweep_orphans(namespace: Namespace, grace: float) -> int:
 
 
 class Maintenance(threading.Thread):
-    def __init__(self, namespace: Namespace, interval: float, orphan_grace: float):
+    def __init__(self, namespace: Namespace, interval: float, orphan_grace: float,
+                 replication_interval: float = 3.0):
         super().__init__(name="namenode-maintenance", daemon=True)
         self.namespace, self.interval, self.orphan_grace = namespace, interval, orphan_grace
+        self.replication_interval = replication_interval
+        self.monitor = ReplicationMonitor(namespace.db, namespace.holders)
+        self.owner = f"{namespace.blocks.location}/{namespace.liveness.namenode_id}"
         self.stopping = threading.Event()
 
     def run(self) -> None:
-        last_sweep = 0.0
+        last_sweep = last_replication = 0.0
         while not self.stopping.wait(self.interval):
             try:
                 self.namespace.liveness.heartbeat()
+                self.namespace.holders.heartbeat()
                 recover_dead(self.namespace)
                 purge_invalidated(self.namespace)
+                if time.monotonic() - last_replication > self.replication_interval:
+                    last_replication = time.monotonic()
+                    if acquire_lease(self.namespace.db, MONITOR_LEASE, self.owner, 3 * self.replication_interval):
+                        self.monitor.round()
                 if time.monotonic() - last_sweep > ORPHAN_SWEEP_EVERY:
                     sweep_orphans(self.namespace, self.orphan_grace)
                     last_sweep = time.monotonic()
             except Exception:
                 log.exception("maintenance round failed; will retry")
+        try:
+            release_duty(self.namespace.db, MONITOR_LEASE, self.owner)
+        except Exception:
+            log.exception("could not release the replication monitor lease")
