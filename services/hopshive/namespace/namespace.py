@@ -345,8 +345,8 @@ class Namespace:
             marks = ",".join(["%s"] * len(chunk))
             invalid += tx.query(f"SELECT r.block_id, r.location FROM hops.hdfs_block_infos b JOIN hops.hdfs_replicas r"
                                 f" ON r.block_id=b.block_id WHERE b.inode_id IN ({marks})", chunk)
-            tx.execute(f"DELETE r FROM hops.hdfs_block_infos b JOIN hops.hdfs_replicas r ON r.block_id=b.block_id"
-                       f" WHERE b.inode_id IN ({marks})", chunk)
+            tx.execute(f"DELETE FROM hops.hdfs_replicas WHERE block_id IN"
+                       f" (SELECT block_id FROM hops.hdfs_block_infos WHERE inode_id IN ({marks}))", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_small_files WHERE inode_id IN ({marks})", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_leases WHERE inode_id IN ({marks})", chunk)

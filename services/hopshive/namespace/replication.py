@@ -64,10 +64,11 @@ class Holders:
             "INSERT INTO hops.hdfs_block_holders (address, last_seen) VALUES (%s, NOW(3))"
             " ON DUPLICATE KEY UPDATE last_seen=NOW(3)", (self.address,)))
 
-    def live(self) -> list[str]:
-        """Addresses that heartbeated within ``dead_after`` seconds (this one first)."""
+    def live(self, fresh: bool = False) -> list[str]:
+        """Addresses that heartbeated within ``dead_after`` seconds (this one first); read
+        from the database at most once a second unless ``fresh``."""
         with self._lock:
-            if time.monotonic() - self._checked > 1.0:
+            if fresh or time.monotonic() - self._checked > 1.0:
                 rows = self.db.run(lambda tx: tx.query(
                     "SELECT address FROM hops.hdfs_block_holders WHERE last_seen >= NOW(3) - INTERVAL %s SECOND",
                     (self.dead_after,)), readonly=True)
@@ -187,7 +188,7 @@ class ReplicationMonitor:
                   "dropped": 0}
         states = self.db.run(lambda tx: block_states(tx, self.holders.holder_timeout, self.holders.dead_after),
                              readonly=True)
-        live = self.holders.live()
+        live = self.holders.live(fresh=True)
         for state in states:
             need = min(state.wanted, len(live)) - len(state.sound)
             if need > 0 and state.readable and counts["copied"] < self.max_copies:

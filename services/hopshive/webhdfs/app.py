@@ -227,7 +227,7 @@ class WebHdfs:
         for block in blocks:
             if block.num_bytes and start + block.num_bytes > offset and (end is None or start < end):
                 # Any namenode serves a small file; a block, its live holders (this one first).
-                holders = [self.advertised] if block.inline else self._readable(block)
+                holders = [self.advertised] if block.inline else self._readable(block) or list(block.replicas)
                 located.append({"hosts": [h.rsplit(":", 1)[0] for h in holders], "names": holders,
                                 "topologyPaths": [f"/default-rack/{h}" for h in holders], "offset": start,
                                 "length": block.num_bytes, "corrupt": False, "cachedHosts": [],
@@ -249,11 +249,11 @@ class WebHdfs:
             "defaultStoragePolicyId": 7}})
 
     def _readable(self, block: Block) -> list[str]:
-        """The holders of ``block``'s sound replicas that are live now, this one first (all
-        of them, in that order, when none is live: the read then tells)."""
-        ordered = self.ns.holders.order(block.replicas)
+        """The holders of ``block``'s sound replicas that are live now, this one first."""
         live = set(self.ns.holders.live())
-        return [h for h in ordered if h in live] or ordered
+        if not live.issuperset(block.replicas):   # a holder may have (re)joined since the cache was read
+            live = set(self.ns.holders.live(fresh=True))
+        return [h for h in self.ns.holders.order(block.replicas) if h in live]
 
     async def fsck(self, req: Request) -> web.Response:
         return json_response({"Fsck": await req.run(self.ns.fsck, req.caller, req.path)})
@@ -269,10 +269,14 @@ class WebHdfs:
             raise NamespaceError(f"Offset={offset} out of the range [0, {inode.size}); OPEN, path={req.path}")
         count = inode.size - offset if length is None else min(length, inode.size - offset)
         parts = list(segments(blocks, offset, count))
+        lost = [block.block_id for block, _, _ in parts if not block.inline and not self._readable(block)]
+        if lost:   # as HDFS's client: refuse up front rather than fail mid-stream
+            raise BlocksUnavailable(f"Could not obtain blocks {', '.join(f'blk_{b}' for b in lost[:10])}"
+                                    f" of {req.path}: no live holder has a sound replica")
         if not req.params.boolean("data", False):
             first = parts[0][0] if parts else None
-            to = None if first is None or self.ns.blocks.holds(first) else (self._readable(first) or [None])[0]
-            return self._redirect(req, to)
+            return self._redirect(req, None if first is None or self.ns.blocks.holds(first)
+                                  else self._readable(first)[0])
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})
         await response.prepare(req.http)
@@ -399,7 +403,12 @@ class WebHdfs:
         """Copy each new block to peers until ``min(replication, live holders)`` replicas are
         durable; the blocks, with their holders.  BlocksUnavailable when too few succeed."""
         live = self.ns.holders.live()
+        if len(live) < inode.replication:   # a holder may have joined since the cache was read
+            live = self.ns.holders.live(fresh=True)
         wanted = min(max(inode.replication, 1), len(live))
+        if wanted < inode.replication:
+            log.warning("fewer live holders than the file's replication: it stays under-replicated until"
+                        " more join", extra={"replication": inode.replication, "live": live})
         done = []
         for block in written:
             holders = list(block.replicas)
