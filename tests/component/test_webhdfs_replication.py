@@ -7,6 +7,7 @@ tells HEALTHY from CORRUPT as `hdfs fsck` does."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 import requests
@@ -23,8 +24,9 @@ SETTINGS = dict(workers=1, small_file_limit=0, replication=2, dead_after=2.0, ho
 
 
 @pytest.fixture
-def trio(db, tmp_path):
-    servers = [NamenodeServer(tmp_path / f"nn{i}", db.config, **SETTINGS).start() for i in (1, 2, 3)]
+def trio(db, tmp_path, request):
+    settings = dict(SETTINGS, **getattr(request, "param", {}))
+    servers = [NamenodeServer(tmp_path / f"nn{i}", db.config, **settings).start() for i in (1, 2, 3)]
     yield servers
     for server in servers:
         if server.process.poll() is None or server.process.returncode != -9:   # not killed by the test
@@ -139,6 +141,32 @@ def test_a_holder_silent_past_the_timeout_has_its_blocks_copied_elsewhere(trio, 
     code, report = fsck(first, capsys, "/r")
     assert code == 0 and "Under-replicated blocks:\t0" in report, report
     assert read(trio[0], "/r/t") == data
+
+
+@pytest.mark.parametrize("trio", [dict(orphan_grace=1.0, block_report_interval=1.0)], indirect=True)
+def test_a_holder_back_after_the_timeout_reports_its_replicas_and_the_excess_goes(trio, db, capsys):
+    first = trio[0]
+    data = payload(BLOCK + 10, b"b")
+    InsecureClient(first.url, user="hdfs").write("/r/back", data, blocksize=BLOCK)
+    away = by_address(trio, next(a for a in holders(first, "/r/back")[0] if a != first.address))
+    assert away.stop() == 0
+    everyone = {s.address for s in trio}
+    wait_until(lambda: holders(first, "/r/back")[0] == everyone - {away.address}, 60,
+               lambda _: f"not re-replicated: {holders(first, '/r/back')}")
+    away.start()   # its block files are back: the block report records them, then one replica too many goes
+
+    def files():
+        return {s.address for s in trio for block_id in block_ids(db, "back") if block_file(s, block_id).is_file()}
+
+    def settled():
+        code, report = fsck(first, capsys, "/r/back")
+        located = holders(first, "/r/back")
+        return (code == 0 and "Over-replicated blocks:\t0" in report and all(len(h) == 2 for h in located)
+                and files() == set().union(*located))
+    wait_until(settled, 60, lambda _: f"replicas {holders(first, '/r/back')}, files on {files()}")
+    reports = [json.loads(line) for line in away.log_path.read_text().splitlines() if '"block report"' in line]
+    assert sum(r["recorded"] for r in reports) == 2, "the returning holder recorded both its copies again"
+    assert read(away, "/r/back") == data
 
 
 def test_a_lost_single_replica_makes_fsck_report_corrupt(trio, db, capsys):

@@ -78,7 +78,8 @@ class BlockStore:
 
     def read_local(self, block_id: int, start: int, count: int) -> Iterator[bytes]:
         """``count`` bytes of this disk's replica of ``block_id`` from ``start``, each 64 KiB
-        chunk checked against its CRC before any of it is returned (CorruptReplica if not)."""
+        chunk checked against its CRC before any of it is returned (CorruptReplica if not;
+        a block from before checksums, with no .meta file, is read unchecked)."""
         try:
             handle = open(self.path(block_id), "rb")
         except FileNotFoundError:
@@ -86,15 +87,15 @@ class BlockStore:
         with handle:
             try:
                 crcs = self.meta_path(block_id).read_bytes()
-            except FileNotFoundError:
-                raise CorruptReplica(f"checksums of block {block_id} on {self.location} are missing") from None
+            except FileNotFoundError:   # written before replicas had checksums: read as it is
+                crcs = None
             index = start // CHECK_CHUNK
             handle.seek(index * CHECK_CHUNK)
             skip = start - index * CHECK_CHUNK
             while count:
                 want = min(READ_CHUNK, -(-(skip + count) // CHECK_CHUNK) * CHECK_CHUNK)
                 data = handle.read(want)
-                for at in range(0, len(data), CHECK_CHUNK):
+                for at in range(0, len(data) if crcs is not None else 0, CHECK_CHUNK):
                     stored = crcs[(index + at // CHECK_CHUNK) * 4:(index + at // CHECK_CHUNK) * 4 + 4]
                     if len(stored) < 4 or struct.unpack(">I", stored)[0] != crc32c.crc32c(data[at:at + CHECK_CHUNK]):
                         raise CorruptReplica(f"replica of block {block_id} on {self.location} fails its checksum"

@@ -11,7 +11,7 @@ import time
 
 from ..core.db import Tx
 from .namespace import Namespace, release_lease
-from .replication import MONITOR_LEASE, ReplicationMonitor, acquire_lease
+from .replication import MONITOR_LEASE, ReplicationMonitor, acquire_lease, record_replica
 from .replication import release_lease as release_duty
 
 log = logging.getLogger(__name__)
@@ -52,31 +52,46 @@ def purge_invalidated(namespace: Namespace) -> int:
 
 
 def sweep_orphans(namespace: Namespace, grace: float) -> int:
-    """Remove block files older than ``grace`` seconds that no file refers to (left by a
-    crash between writing a block and recording it)."""
-    on_disk = list(namespace.blocks.block_ids_on_disk(time.time() - grace))
-    orphans = []
+    """The block report: block files older than ``grace`` seconds that are not a recorded
+    replica here are either re-recorded (a sound copy of a live block, e.g. on a holder
+    that was forgotten while away) or removed (no file refers to them: left by a crash
+    between writing a block and recording it, or a corrupt copy)."""
+    location = namespace.blocks.location
+    on_disk = sorted(set(namespace.blocks.block_ids_on_disk(time.time() - grace)))
+    orphans, reported = [], 0
     for start in range(0, len(on_disk), 1000):
         chunk = on_disk[start:start + 1000]
         marks = ",".join(["%s"] * len(chunk))
 
-        def known(tx: Tx) -> set[int]:
-            return {row[0] for row in tx.query(
-                f"SELECT block_id FROM hops.hdfs_block_infos WHERE block_id IN ({marks})", chunk)}
-        recorded = namespace.db.run(known)
-        orphans += [block_id for block_id in chunk if block_id not in recorded]
+        def known(tx: Tx) -> tuple[dict[int, int], set[int]]:
+            sizes = dict(tx.query(f"SELECT block_id, num_bytes FROM hops.hdfs_block_infos WHERE block_id IN ({marks})",
+                                  chunk))
+            mine = {row[0] for row in tx.query(
+                f"SELECT block_id FROM hops.hdfs_replicas WHERE location=%s AND block_id IN ({marks})",
+                [location, *chunk])}
+            return sizes, mine
+        sizes, mine = namespace.db.run(known)
+        for block_id in chunk:
+            if block_id in mine:
+                continue
+            if block_id in sizes and namespace.blocks.sound(block_id, sizes[block_id]):
+                namespace.db.run(lambda tx: record_replica(tx, block_id, location))
+                reported += 1
+            else:
+                orphans.append(block_id)
     namespace.blocks.delete(orphans)
-    if orphans:
-        log.info("removed orphan block files", extra={"count": len(orphans)})
+    if orphans or reported:
+        log.info("block report", extra={"removed": len(orphans), "recorded": reported})
     return len(orphans)
 
 
 class Maintenance(threading.Thread):
     def __init__(self, namespace: Namespace, interval: float, orphan_grace: float,
-                 replication_interval: float = 3.0):
+                 replication_interval: float = 3.0, block_report_interval: float = ORPHAN_SWEEP_EVERY):
         super().__init__(name="namenode-maintenance", daemon=True)
         self.namespace, self.interval, self.orphan_grace = namespace, interval, orphan_grace
         self.replication_interval = replication_interval
+        self.block_report_interval = block_report_interval
         self.monitor = ReplicationMonitor(namespace.db, namespace.holders)
         self.owner = f"{namespace.blocks.location}/{namespace.liveness.namenode_id}"
         self.stopping = threading.Event()
@@ -93,7 +108,7 @@ class Maintenance(threading.Thread):
                     last_replication = time.monotonic()
                     if acquire_lease(self.namespace.db, MONITOR_LEASE, self.owner, 3 * self.replication_interval):
                         self.monitor.round()
-                if time.monotonic() - last_sweep > ORPHAN_SWEEP_EVERY:
+                if time.monotonic() - last_sweep > self.block_report_interval:
                     sweep_orphans(self.namespace, self.orphan_grace)
                     last_sweep = time.monotonic()
             except Exception:

@@ -53,6 +53,9 @@ DEFAULTS = {
         "holder_timeout": 630.0,
         # Seconds between rounds of the replication monitor (on the elected namenode).
         "replication_interval": 3.0,
+        # Seconds between block reports: block files older than orphan_grace that are not a
+        # recorded replica here are recorded (when sound and still wanted) or removed.
+        "block_report_interval": 600.0,
         "orphan_grace": 3600.0,
         "trash_checkpoint_interval": 60,
         "trash_interval": 1440,
@@ -83,7 +86,7 @@ def serve_worker(config: dict, sock, generation: float) -> None:
     namespace.format_root()
     recover_dead(namespace)
     maintenance = Maintenance(namespace, nn["heartbeat_interval"], nn["orphan_grace"],
-                              float(nn["replication_interval"]))
+                              float(nn["replication_interval"]), float(nn["block_report_interval"]))
     maintenance.start()
     log.info("namenode worker started", extra={"namenode_id": liveness.namenode_id, "address": nn["advertised_address"]})
 
