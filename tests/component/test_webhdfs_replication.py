@@ -93,6 +93,11 @@ def test_a_write_is_acknowledged_with_two_durable_replicas_and_survives_losing_o
     for server in trio[1:]:
         assert read(server, "/r/f") == data
 
+    ids = block_ids(db, "f")   # deleted through another namenode: every holder removes its copies
+    assert InsecureClient(trio[2].url, user="hdfs").delete("/r/f")
+    wait_until(lambda: not any(block_file(s, b).exists() for s in trio for b in ids), 30,
+               lambda _: "block files outlived their file")
+
 
 def test_a_holder_killed_mid_read_the_reads_go_on_from_the_other_replica(trio, capsys):
     first = trio[0]

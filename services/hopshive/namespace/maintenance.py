@@ -41,14 +41,21 @@ def recover_dead(namespace: Namespace) -> dict[str, int]:
 
 def purge_invalidated(namespace: Namespace) -> int:
     """Delete from disk the blocks of deleted files that this namenode stores."""
-    # A replica recorded again since (re-replicated to this holder) stays.
+    # A replica recorded again since (re-replicated to this holder) stays: only its
+    # invalidation goes.
+    location = namespace.blocks.location
     rows = namespace.db.run(lambda tx: tx.query(
-        "SELECT i.block_id FROM hops.hdfs_invalidated_blocks i LEFT JOIN hops.hdfs_replicas r"
-        " ON r.block_id=i.block_id AND r.location=i.location"
-        " WHERE i.location=%s AND r.block_id IS NULL LIMIT 10000", (namespace.blocks.location,)))
-    if rows:
-        namespace.purge_blocks([row[0] for row in rows])
-    return len(rows)
+        "SELECT i.block_id, r.block_id IS NOT NULL FROM hops.hdfs_invalidated_blocks i LEFT JOIN hops.hdfs_replicas r"
+        " ON r.block_id=i.block_id AND r.location=i.location WHERE i.location=%s LIMIT 10000", (location,)))
+    kept = [block_id for block_id, recorded in rows if recorded]
+    if kept:
+        marks = ",".join(["%s"] * len(kept))
+        namespace.db.run(lambda tx: tx.execute(
+            f"DELETE FROM hops.hdfs_invalidated_blocks WHERE location=%s AND block_id IN ({marks})", [location, *kept]))
+    doomed = [block_id for block_id, recorded in rows if not recorded]
+    if doomed:
+        namespace.purge_blocks(doomed)
+    return len(doomed)
 
 
 def sweep_orphans(namespace: Namespace, grace: float) -> int:

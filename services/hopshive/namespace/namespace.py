@@ -364,8 +364,8 @@ class Namespace:
         self.blocks.delete(block_ids)
         for chunk in _chunks(block_ids):
             marks = ",".join(["%s"] * len(chunk))
-            self.db.run(lambda t: t.execute(f"DELETE FROM hops.hdfs_invalidated_blocks WHERE block_id IN ({marks})",
-                                            chunk))
+            self.db.run(lambda t: t.execute(f"DELETE FROM hops.hdfs_invalidated_blocks WHERE location=%s"
+                                            f" AND block_id IN ({marks})", [self.blocks.location, *chunk]))
 
     def rename(self, caller: Caller, src: str, dst: str, tx: Tx | None = None,
                repoint: Repoint | None = None) -> bool:
