@@ -54,8 +54,9 @@ class BlockStore:
         return self.root / f"subdir{(block_id >> 8) & 0xFF:02x}" / f"blk_{block_id}"
 
     def writer(self, ids: IdAllocator, block_size: int, tail: Block | None = None,
-               tail_bytes: Callable[[Block], Iterator[bytes]] | None = None) -> "BlockWriter":
-        return BlockWriter(self, ids, block_size, tail, tail_bytes)
+               tail_bytes: Callable[[Block], Iterator[bytes]] | None = None,
+               record_events: bool = False) -> "BlockWriter":
+        return BlockWriter(self, ids, block_size, tail, tail_bytes, record_events)
 
     def holds(self, block: Block) -> bool:
         """Whether this store can read ``block`` (a small file's, or one on this disk)."""
@@ -95,9 +96,10 @@ class BlockStore:
             while count:
                 want = min(READ_CHUNK, -(-(skip + count) // CHECK_CHUNK) * CHECK_CHUNK)
                 data = handle.read(want)
+                view = memoryview(data)
                 for at in range(0, len(data) if crcs is not None else 0, CHECK_CHUNK):
                     stored = crcs[(index + at // CHECK_CHUNK) * 4:(index + at // CHECK_CHUNK) * 4 + 4]
-                    if len(stored) < 4 or struct.unpack(">I", stored)[0] != crc32c.crc32c(data[at:at + CHECK_CHUNK]):
+                    if len(stored) < 4 or struct.unpack(">I", stored)[0] != crc32c.crc32c(view[at:at + CHECK_CHUNK]):
                         raise CorruptReplica(f"replica of block {block_id} on {self.location} fails its checksum"
                                              f" at byte {(index * CHECK_CHUNK) + at}")
                 index += len(data) // CHECK_CHUNK
@@ -163,11 +165,19 @@ class _ReplicaFile:
     def write(self, data) -> None:
         self.handle.write(data)
         self.length += len(data)
-        data = self.pending + bytes(data)
-        whole = len(data) - len(data) % CHECK_CHUNK
+        view = memoryview(data)
+        if self.pending:   # complete the chunk begun by the last write
+            need = CHECK_CHUNK - len(self.pending)
+            self.pending += bytes(view[:need])
+            view = view[need:]
+            if len(self.pending) < CHECK_CHUNK:
+                return
+            self.crcs += struct.pack(">I", crc32c.crc32c(self.pending))
+            self.pending = b""
+        whole = len(view) - len(view) % CHECK_CHUNK
         for at in range(0, whole, CHECK_CHUNK):
-            self.crcs += struct.pack(">I", crc32c.crc32c(data[at:at + CHECK_CHUNK]))
-        self.pending = data[whole:]
+            self.crcs += struct.pack(">I", crc32c.crc32c(view[at:at + CHECK_CHUNK]))
+        self.pending = bytes(view[whole:])
 
     def close(self) -> int:
         if self.pending:
@@ -272,6 +282,9 @@ class SmallFileWriter:
             self.buffer = bytearray()
         self.blocks.write(data)
 
+    def take_events(self) -> list[tuple]:
+        return self.blocks.take_events() if self.blocks is not None else []
+
     def finish(self) -> list[Block]:
         if self.blocks is not None:
             return self.blocks.finish()
@@ -288,28 +301,42 @@ class BlockWriter:
     into a new block first, so the old one stays intact until the append commits."""
 
     def __init__(self, store: BlockStore, ids: IdAllocator, block_size: int, tail: Block | None,
-                 tail_bytes: Callable[[Block], Iterator[bytes]] | None = None):
+                 tail_bytes: Callable[[Block], Iterator[bytes]] | None = None, record_events: bool = False):
         self.store, self.ids, self.block_size = store, ids, block_size
         self.blocks: list[Block] = []
         self._handle = None
         self._current: int | None = None
         self._written = 0
+        # With record_events, what happened since take_events(), for a write pipeline to
+        # forward to peers: ("open", block_id), ("data", block_id, bytes), ("close", block_id, length).
+        self._events: list[tuple] | None = [] if record_events else None
         self.replaces_tail = tail is not None and tail.num_bytes < block_size
         if self.replaces_tail:
             self._open()
             for chunk in tail_bytes(tail):
                 self._handle.write(chunk)
+                self._event("data", self._current, bytes(chunk))
             self._written = tail.num_bytes
+
+    def _event(self, *event) -> None:
+        if self._events is not None:
+            self._events.append(event)
+
+    def take_events(self) -> list[tuple]:
+        events, self._events = self._events or [], [] if self._events is not None else None
+        return events
 
     def _open(self) -> None:
         self._current = self.ids.next()
         self._handle = _ReplicaFile(self.store, self._current)
         self._written = 0
+        self._event("open", self._current)
 
     def _close_current(self) -> None:
         self._handle.close()
         location = self.store.location
         self.blocks.append(Block(self._current, self._written, location, replicas=(location,)))
+        self._event("close", self._current, self._written)
         self._handle = self._current = None
 
     def write(self, data: bytes) -> None:
@@ -318,8 +345,10 @@ class BlockWriter:
             if self._handle is None:
                 self._open()
             room = self.block_size - self._written
-            self._handle.write(view[:room])
-            self._written += min(room, len(view))
+            piece = view[:room]
+            self._handle.write(piece)
+            self._event("data", self._current, piece)
+            self._written += len(piece)
             view = view[room:]
             if self._written == self.block_size:
                 self._close_current()

@@ -649,19 +649,21 @@ class Namespace:
             return inode, self._blocks_of(t, inode.id)
         return self.db.run(work)
 
-    def writer(self, inode: Inode, blocks: list[Block] | None = None) -> BlockWriter | SmallFileWriter:
+    def writer(self, inode: Inode, blocks: list[Block] | None = None,
+               record_events: bool = False) -> BlockWriter | SmallFileWriter:
         """What receives a new file's bytes (``blocks`` empty), or an appended file's: a file
         on blocks stays on blocks; any other stays in memory while it fits the small-file
-        limit, and moves to blocks past it."""
+        limit, and moves to blocks past it.  ``record_events``: the block writer keeps what
+        it does for a write pipeline (BlockWriter.take_events)."""
+        def block_writer(tail: Block | None) -> BlockWriter:
+            return self.blocks.writer(self.block_ids, inode.block_size, tail,
+                                      lambda b: self.blocks.read_block(b, 0, b.num_bytes), record_events)
         if (blocks and not blocks[0].inline) or (not blocks and not self.small_file_limit):
             # A partial last block held here is copied into a new one; one held elsewhere is
             # left as it is and the new bytes start a block of their own.
-            tail = blocks[-1] if blocks and self.blocks.holds(blocks[-1]) else None
-            return self.blocks.writer(self.block_ids, inode.block_size, tail,
-                                      lambda b: self.blocks.read_block(b, 0, b.num_bytes))
+            return block_writer(blocks[-1] if blocks and self.blocks.holds(blocks[-1]) else None)
         initial = blocks[0].data if blocks else b""
-        return SmallFileWriter(self.small_file_limit, initial,
-                               lambda: self.blocks.writer(self.block_ids, inode.block_size, None))
+        return SmallFileWriter(self.small_file_limit, initial, lambda: block_writer(None))
 
     def complete_file(self, inode_id: int, holder: str, written: list[Block], replaced_tail: bool) -> None:
         """Close a file: record its new blocks (or a small file's content) and make it

@@ -37,6 +37,7 @@ from ..namespace.status import FileStatus
 from ..namespace.users import Caller
 from .errors import BareResponse, json_response, remote_exception
 from .params import Params
+from .pipeline import WritePipeline
 
 log = logging.getLogger(__name__)
 PREFIX = "/webhdfs/v1"
@@ -373,23 +374,23 @@ class WebHdfs:
         return response
 
     async def replica_put(self, http: web.Request) -> web.Response:
-        """Store a replica sent by a peer, durably; 201 once fsynced, 200 when a sound one
-        is here already (a missing or corrupt one is replaced)."""
+        """Store a replica sent by a peer, durably; 201 once fsynced, with its length.  Given
+        ``length`` (a copy of a finished block), 200 when a sound one is here already (a
+        missing or corrupt one is replaced); without it (the write pipeline, which learns the
+        length at the end) the sender compares the length answered."""
         block_id = int(http.match_info["block_id"])
         try:
             length = Params(http.query).integer("length", None, minimum=0)
-            if length is None:
-                raise InvalidArgument("length is required")
         except HopsHiveError as exc:
             return remote_exception(exc)
         loop = asyncio.get_running_loop()
-        if await loop.run_in_executor(None, self.ns.blocks.sound, block_id, length):
-            return json_response({"stored": False}, 200)
+        if length is not None and await loop.run_in_executor(None, self.ns.blocks.sound, block_id, length):
+            return json_response({"stored": False, "length": length}, 200)
         replica = self.ns.blocks.replica_file(block_id)
         try:
             async for chunk in http.content.iter_chunked(READ_CHUNK):
                 replica.write(chunk)
-            if replica.length != length:
+            if length is not None and replica.length != length:
                 raise InvalidArgument(f"received {replica.length} bytes of block {block_id}, expected {length}")
             await loop.run_in_executor(None, replica.close)
         except BaseException as exc:
@@ -397,21 +398,27 @@ class WebHdfs:
             if isinstance(exc, HopsHiveError):
                 return remote_exception(exc)
             raise
-        return json_response({"stored": True}, 201)
+        return json_response({"stored": True, "length": replica.length}, 201)
 
-    async def _replicate(self, inode, written: list[Block]) -> list[Block]:
-        """Copy each new block to peers until ``min(replication, live holders)`` replicas are
-        durable; the blocks, with their holders.  BlocksUnavailable when too few succeed."""
+    def _wanted(self, inode) -> int:
+        """Replicas a write of ``inode`` must make durable: its replication, or every live
+        holder when fewer are live (the file then stays under-replicated until more join)."""
         live = self.ns.holders.live()
         if len(live) < inode.replication:   # a holder may have joined since the cache was read
             live = self.ns.holders.live(fresh=True)
-        wanted = min(max(inode.replication, 1), len(live))
-        if wanted < inode.replication:
+        if len(live) < inode.replication:
             log.warning("fewer live holders than the file's replication: it stays under-replicated until"
                         " more join", extra={"replication": inode.replication, "live": live})
+        return min(max(inode.replication, 1), len(live))
+
+    async def _replicate(self, inode, written: list[Block], piped: dict[int, list[str]]) -> list[Block]:
+        """Copy each new block to peers until ``min(replication, live holders)`` replicas are
+        durable (``piped``: the peers the write pipeline already stored each block on); the
+        blocks, with their holders.  BlocksUnavailable when too few succeed."""
+        wanted = self._wanted(inode)
         done = []
         for block in written:
-            holders = list(block.replicas)
+            holders = list(block.replicas) + piped.get(block.block_id, [])
             for peer in self.ns.holders.copy_targets(tuple(holders)):
                 if len(holders) >= wanted:
                     break
@@ -517,19 +524,32 @@ class WebHdfs:
     async def _receive(self, req: Request, inode, holder: str, blocks) -> None:
         """Stream the request body into blocks, then close the file; on any failure the
         half-written file is removed (or the append rolled back)."""
+        pipeline = None
         try:
-            writer = self.ns.writer(inode, blocks)
+            peers = self.ns.holders.copy_targets()[:self._wanted(inode) - 1]
+            pipeline = WritePipeline(self._peers(), peers) if peers else None
+            writer = self.ns.writer(inode, blocks, record_events=pipeline is not None)
         except BaseException:
             await asyncio.shield(req.run(self.ns.abandon_file, inode.id, holder))
             raise
         try:
+            if pipeline:
+                await pipeline.feed(writer.take_events())
             async for chunk in req.http.content.iter_chunked(1 << 20):
-                writer.write(chunk)
-            written = writer.finish()
+                await req.run(writer.write, chunk)   # disk writes and fsyncs off the event loop
+                if pipeline:
+                    await pipeline.feed(writer.take_events())
+            written = await req.run(writer.finish)
+            piped = {}
+            if pipeline:
+                await pipeline.feed(writer.take_events())
+                piped = await pipeline.finish()
             if written and not written[0].inline:
-                written = await self._replicate(inode, written)
+                written = await self._replicate(inode, written, piped)
             await req.run(self.ns.complete_file, inode.id, holder, written, writer.replaces_tail)
         except BaseException:
+            if pipeline:
+                pipeline.abort()
             writer.abort()
             await asyncio.shield(req.run(self.ns.abandon_file, inode.id, holder))
             raise
