@@ -174,6 +174,20 @@ def test_a_holder_back_after_the_timeout_reports_its_replicas_and_the_excess_goe
     assert read(away, "/r/back") == data
 
 
+def test_a_peer_dead_before_anyone_noticed_leaves_a_write_under_replicated_not_failed(trio, capsys):
+    first, dying, third = trio
+    dying.kill()   # still live to the others for dead_after seconds: the write tries it first
+    data = payload(3 * BLOCK, b"p")
+    InsecureClient(first.url, user="hdfs").write("/r/p", data, blocksize=BLOCK, replication=3)
+    assert holders(first, "/r/p") == [{first.address, third.address}] * 3
+    code, report = fsck(first, capsys, "/r/p")
+    assert code == 0 and "Under-replicated blocks:\t3" in report, report
+    dying.start()   # back: the monitor gives it its replicas
+    wait_until(lambda: holders(first, "/r/p") == [{s.address for s in trio}] * 3, 60,
+               lambda _: f"replicas: {holders(first, '/r/p')}")
+    assert read(dying, "/r/p") == data
+
+
 def test_a_lost_single_replica_makes_fsck_report_corrupt(trio, db, capsys):
     first, second = trio[0], trio[1]
     InsecureClient(second.url, user="hdfs").write("/r/one", b"lonely" * 1000, replication=1)

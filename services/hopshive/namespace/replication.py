@@ -7,12 +7,15 @@ in `hops.hdfs_block_holders`.  Two thresholds, as HDFS's stale and dead datanode
 prefer and whom writes copy to; ``holder_timeout`` (longer) decides when a silent holder's
 replicas are forgotten, which makes its blocks under-replicated.
 
-Writes (hopshive.webhdfs.app): the namenode receiving a file writes each block to its own
-disk, then copies it synchronously to ``min(replication, live holders) - 1`` other live
-holders (PUT of the block to their internal block endpoint; each fsyncs it and its
-checksums before answering); the file is closed, and the client answered, only after that
-many replicas are durable.  A peer that fails is skipped for the next live one; when too
-few succeed the write fails (BlockMissingException) and nothing becomes visible.  As in
+Writes (hopshive.webhdfs.app, .pipeline): the namenode receiving a file writes each block
+to its own disk and streams it, as it arrives, to ``min(replication, live holders) - 1``
+other live holders (PUT to their internal block endpoint; each fsyncs the block and its
+checksums before answering); the file is closed, and the client answered, only once that
+many replicas are durable.  A peer that fails is replaced by the next live one (a
+synchronous copy after the last byte); a peer that failed counts as dead for the rest of
+the write, as HDFS's pipeline recovery drops a failed datanode, so the write then succeeds
+under-replicated and the monitor adds the replica later.  When the count still falls short
+the write fails (BlockMissingException) and nothing becomes visible.  As in
 HDFS, a replication factor above the number of live holders is accepted: the file gets a
 replica on each live holder, fsck lists it as under-replicated, and the monitor adds the
 missing replicas when holders join.  Replication 0 (or above 512) is refused, as HDFS does.
@@ -252,12 +255,15 @@ class ReplicationMonitor:
 
 
 def record_replica(tx: Tx, block_id: int, location: str) -> None:
-    """``location`` now holds a sound replica (unless the block was deleted meanwhile: its
-    file there is then an orphan, swept later)."""
+    """``location`` now holds a sound replica; if the block was deleted meanwhile, its file
+    there is invalidated instead (the holder deletes it)."""
     tx.execute("DELETE FROM hops.hdfs_invalidated_blocks WHERE block_id=%s AND location=%s", (block_id, location))
-    tx.execute("INSERT INTO hops.hdfs_replicas (block_id, location, corrupt)"
-               " SELECT block_id, %s, 0 FROM hops.hdfs_block_infos WHERE block_id=%s"
-               " ON DUPLICATE KEY UPDATE corrupt=0", (location, block_id))
+    if tx.query_one("SELECT 1 FROM hops.hdfs_block_infos WHERE block_id=%s LOCK IN SHARE MODE", (block_id,)):
+        tx.execute("INSERT INTO hops.hdfs_replicas (block_id, location, corrupt) VALUES (%s, %s, 0)"
+                   " ON DUPLICATE KEY UPDATE corrupt=0", (block_id, location))
+    else:
+        tx.execute("INSERT INTO hops.hdfs_invalidated_blocks (block_id, location) VALUES (%s, %s)",
+                   (block_id, location))
 
 
 def fsck_counts(tx: Tx, holders: Holders, inode_ids: list[int], sizes: int, directories: int,

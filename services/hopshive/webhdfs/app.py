@@ -400,34 +400,40 @@ class WebHdfs:
             raise
         return json_response({"stored": True, "length": replica.length}, 201)
 
-    def _wanted(self, inode) -> int:
+    def _wanted(self, inode, failed: set[str] = frozenset()) -> int:
         """Replicas a write of ``inode`` must make durable: its replication, or every live
-        holder when fewer are live (the file then stays under-replicated until more join)."""
-        live = self.ns.holders.live()
+        holder (but ``failed``) when fewer are live (the file then stays under-replicated
+        until more join)."""
+        live = [h for h in self.ns.holders.live() if h not in failed]
         if len(live) < inode.replication:   # a holder may have joined since the cache was read
-            live = self.ns.holders.live(fresh=True)
+            live = [h for h in self.ns.holders.live(fresh=True) if h not in failed]
         if len(live) < inode.replication:
             log.warning("fewer live holders than the file's replication: it stays under-replicated until"
                         " more join", extra={"replication": inode.replication, "live": live})
         return min(max(inode.replication, 1), len(live))
 
-    async def _replicate(self, inode, written: list[Block], piped: dict[int, list[str]]) -> list[Block]:
+    async def _replicate(self, inode, written: list[Block], piped: dict[int, list[str]],
+                         failed: set[str]) -> list[Block]:
         """Copy each new block to peers until ``min(replication, live holders)`` replicas are
         durable (``piped``: the peers the write pipeline already stored each block on); the
-        blocks, with their holders.  BlocksUnavailable when too few succeed."""
-        wanted = self._wanted(inode)
+        blocks, with their holders.  A peer that fails during this write (``failed``, and
+        those failing here) no longer counts as live for it, as HDFS's pipeline recovery
+        drops a failed datanode: the file is then under-replicated until the monitor copes.
+        BlocksUnavailable when fewer replicas than that are durable."""
         done = []
         for block in written:
             holders = list(block.replicas) + piped.get(block.block_id, [])
-            for peer in self.ns.holders.copy_targets(tuple(holders)):
-                if len(holders) >= wanted:
+            for peer in self.ns.holders.copy_targets(tuple(holders) + tuple(failed)):
+                if len(holders) >= self._wanted(inode, failed):
                     break
                 try:
                     await self._push(peer, block)
                     holders.append(peer)
                 except (aiohttp.ClientError, asyncio.TimeoutError, OSError, HopsHiveError) as exc:
+                    failed.add(peer)
                     log.warning("replica copy failed", extra={"block_id": block.block_id, "peer": peer,
                                                               "error": repr(exc)})
+            wanted = self._wanted(inode, failed)
             if len(holders) < wanted:
                 raise BlocksUnavailable(f"block {block.block_id} could only be replicated to {len(holders)}"
                                         f" of the {wanted} live holders its file needs")
@@ -540,12 +546,12 @@ class WebHdfs:
                 if pipeline:
                     await pipeline.feed(writer.take_events())
             written = await req.run(writer.finish)
-            piped = {}
+            piped, failed = {}, set()
             if pipeline:
                 await pipeline.feed(writer.take_events())
-                piped = await pipeline.finish()
+                piped, failed = await pipeline.finish()
             if written and not written[0].inline:
-                written = await self._replicate(inode, written, piped)
+                written = await self._replicate(inode, written, piped, failed)
             await req.run(self.ns.complete_file, inode.id, holder, written, writer.replaces_tail)
         except BaseException:
             if pipeline:

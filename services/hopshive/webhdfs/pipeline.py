@@ -3,8 +3,9 @@ written here (one hop wide: this namenode sends to every peer itself), so a repl
 write costs about what an unreplicated one does instead of one more pass per replica.
 
 A peer that fails, or stops reading for PEER_STALL seconds, is dropped from the pipeline;
-the blocks it did not store are then copied synchronously after the last byte
-(WebHdfs._replicate), so a write is still acknowledged only with its replicas durable.
+the blocks it did not store are then copied synchronously after the last byte to other live
+holders (WebHdfs._replicate), so a write is still acknowledged only with its replicas
+durable on every live holder it needs that did not fail.
 """
 
 from __future__ import annotations
@@ -65,9 +66,10 @@ class WritePipeline:
                 raise aiohttp.ClientResponseError(reply.request_info, (), status=reply.status, message=str(answer))
             return int(answer["length"])
 
-    async def finish(self) -> dict[int, list[str]]:
-        """block id -> the peers that stored all of it, durably."""
+    async def finish(self) -> tuple[dict[int, list[str]], set[str]]:
+        """(block id -> the peers that stored all of it, durably; the peers that failed)."""
         stored: dict[int, list[str]] = {}
+        failed: set[str] = set()
         for block_id, length, tasks in self.sent:
             stored[block_id] = []
             for peer, task in tasks.items():
@@ -78,8 +80,9 @@ class WritePipeline:
                     problem = "dropped" if task.cancelled() else "stored a different length"
                 except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError, KeyError) as exc:
                     problem = repr(exc)
+                failed.add(peer)
                 log.warning("pipeline peer failed", extra={"peer": peer, "block_id": block_id, "error": problem})
-        return stored
+        return stored, failed
 
     def abort(self) -> None:
         for _, task in self.streams.values():
