@@ -188,6 +188,25 @@ def test_a_peer_dead_before_anyone_noticed_leaves_a_write_under_replicated_not_f
     assert read(dying, "/r/p") == data
 
 
+def test_appends_through_holders_and_bystanders_keep_every_block_replicated(trio):
+    first = trio[0]
+    data = payload(BLOCK + BLOCK // 2, b"a")
+    InsecureClient(first.url, user="hdfs").write("/r/a", data, blocksize=BLOCK)
+    tail_holders = holders(first, "/r/a")[-1]
+    bystander = next(s for s in trio if s.address not in tail_holders)
+    holder = by_address(trio, sorted(tail_holders - {first.address})[0])
+    for server, extra in ((bystander, b"1" * 70_000), (holder, b"2" * 3_000)):
+        InsecureClient(server.url, user="hdfs").write("/r/a", extra, append=True)
+        data += extra
+    located = holders(first, "/r/a")
+    assert all(len(h) == 2 for h in located), located
+    for server in trio:
+        assert read(server, "/r/a") == data
+    checksums = {requests.get(f"{s.url}/webhdfs/v1/r/a", params={"op": "GETFILECHECKSUM", "user.name": "hdfs"},
+                              timeout=30).json()["FileChecksum"]["bytes"] for s in trio}
+    assert len(checksums) == 1
+
+
 def test_a_lost_single_replica_makes_fsck_report_corrupt(trio, db, capsys):
     first, second = trio[0], trio[1]
     InsecureClient(second.url, user="hdfs").write("/r/one", b"lonely" * 1000, replication=1)
