@@ -48,3 +48,11 @@ class AlreadyBeingCreated(NamespaceError):
 
 class FileUnderConstruction(NamespaceError):
     """The file is still being written and cannot be read yet."""
+
+
+class CorruptReplica(NamespaceError):
+    """A block replica's bytes do not match their checksums (or the replica is missing)."""
+
+
+class BlocksUnavailable(NamespaceError):
+    """No replica of a block could be read, or too few could be written."""

@@ -157,5 +157,11 @@ class WebHdfsClient:
     def set_owner(self, path: str, owner: str | None, group: str | None) -> None:
         self._call("PUT", path, "SETOWNER", owner=owner or None, group=group or None)
 
+    def fsck(self, path: str) -> dict:
+        return self._json("GET", path, "FSCK")["Fsck"]
+
+    def set_replication(self, path: str, replication: int) -> bool:
+        return self._json("PUT", path, "SETREPLICATION", replication=replication)["boolean"]
+
     def expunge(self) -> list[str]:
         return self._json("POST", "/", "EXPUNGE")["removed"]

@@ -23,6 +23,18 @@ def display_join(base: str, name: str) -> str:
     return base + name if base.endswith("/") else f"{base}/{name}"
 
 
+FSCK_LINES = [("Number of data-nodes", "dataNodes"), ("Total size", "totalSize"),
+              ("Total dirs", "totalDirs"), ("Total files", "totalFiles"),
+              ("Total blocks (validated)", "totalBlocks"),
+              ("Minimally replicated blocks", "minimallyReplicatedBlocks"),
+              ("Over-replicated blocks", "overReplicatedBlocks"),
+              ("Under-replicated blocks", "underReplicatedBlocks"),
+              ("Default replication factor", "defaultReplication"),
+              ("Average block replication", "averageBlockReplication"),
+              ("Missing blocks", "missingBlocks"), ("Corrupt blocks", "corruptBlocks"),
+              ("Corrupt replicas", "corruptReplicas")]
+
+
 class Shell:
     def __init__(self, client: WebHdfsClient, prog: str = "hopshive-dfs"):
         self.client, self.prog = client, prog
@@ -195,6 +207,34 @@ class Shell:
             for each, _ in (self.walk(path, root) if args.R else [(path, root)]):
                 self.client.set_owner(each, owner, group)
         self.each("chown", args.paths, one)
+
+    def fsck(self, args) -> None:
+        """HDFS fsck's summary; exit status 1 when the path is CORRUPT (missing blocks)."""
+        path = self.absolute(args.path or "/")
+        try:
+            report = self.client.fsck(path)
+        except DfsError as exc:
+            return self.fail("fsck", exc.describe(path))
+        print(f"Status: {report['status']}")
+        for label, key in FSCK_LINES:
+            print(f" {label}:\t{report[key]}" + (" B" if key == "totalSize" else ""))
+        if report["missingBlockIds"]:
+            print(" Missing block ids:\t" + ", ".join(f"blk_{b}" for b in report["missingBlockIds"]))
+        print(f"\nThe filesystem under path '{path}' is {report['status']}")
+        if report["status"] != "HEALTHY":
+            self.failures += 1
+
+    def setrep(self, args) -> None:
+        if not (args.replication.isascii() and args.replication.isdigit()):
+            return self.fail("setrep", f"`{args.replication}': the replication must be a number")
+        replication = int(args.replication)
+
+        def one(arg: str, path: str) -> None:
+            if self.client.set_replication(path, replication):
+                print(f"Replication {replication} set: {arg}")
+            else:
+                self.fail("setrep", f"`{arg}': is a directory (set the replication of its files)")
+        self.each("setrep", args.paths, one)
 
     def expunge(self, args) -> None:
         try:

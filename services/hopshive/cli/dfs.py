@@ -48,6 +48,10 @@ COMMANDS = [
     ("stat", "print file facts; FORMAT uses %a %A %b %F %g %n %o %r %u %x %X %y %Y (default %y)", [],
      [("args", "+", "ARG", "an optional FORMAT (containing %%), then PATHs")]),
     ("expunge", "checkpoint the trash and delete old checkpoints", [], []),
+    ("fsck", "report missing, under-replicated and corrupt blocks (superuser); exit 1 unless HEALTHY", [],
+     [("path", "?", "PATH", "where to start (default /)")]),
+    ("setrep", "set the replication factor of files", [],
+     [("replication", None, "N", "replicas per block"), ("paths", "+", "PATH", "files")]),
 ]
 
 

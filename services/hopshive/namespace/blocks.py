@@ -1,8 +1,11 @@
-"""File data: blocks as files on the local disk of the namenode that received them, and
-small files, whose whole content lives in the database (one inline pseudo-block).
+"""File data: blocks as files on the local disks of the namenodes that hold a replica of
+them, and small files, whose whole content lives in the database (one inline pseudo-block).
 
-A block is written to ``blk_<id>.tmp`` and renamed to ``blk_<id>`` when the writer
-finishes, before the database learns of it.  A block file with no database row is
+A block is written to ``blk_<id>.tmp``, with a CRC32C of every 64 KiB chunk in
+``blk_<id>.meta`` (as HDFS's .meta files), both fsynced and renamed into place when the
+writer finishes, before the database learns of it.  Every read verifies the chunks it
+returns against the .meta file and raises CorruptReplica on a mismatch: the caller then
+reports the replica and reads another.  A block file with no database row is
 therefore either being written or left over from a crash; ``sweep_orphans`` removes those
 older than a grace period (the role of HDFS block reports).
 """
@@ -11,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +21,11 @@ from typing import Callable, Iterator
 
 import crc32c
 
+from ..exceptions import CorruptReplica
 from .ids import IdAllocator
 
 BYTES_PER_CRC = 512
+CHECK_CHUNK = 1 << 16     # bytes per stored CRC32C of a replica (its .meta file)
 READ_CHUNK = 1 << 20
 IN_DATABASE = "database"     # the location of a small file's inline block
 
@@ -33,6 +37,7 @@ class Block:
     location: str
     generation_stamp: int = 0
     data: bytes | None = None    # a small file's content (location IN_DATABASE); else on disk
+    replicas: tuple[str, ...] = ()   # holders of a sound replica (addresses); empty for inline
 
     @property
     def inline(self) -> bool:
@@ -48,12 +53,17 @@ class BlockStore:
     def path(self, block_id: int) -> Path:
         return self.root / f"subdir{(block_id >> 8) & 0xFF:02x}" / f"blk_{block_id}"
 
-    def writer(self, ids: IdAllocator, block_size: int, tail: Block | None = None) -> "BlockWriter":
-        return BlockWriter(self, ids, block_size, tail)
+    def writer(self, ids: IdAllocator, block_size: int, tail: Block | None = None,
+               tail_bytes: Callable[[Block], Iterator[bytes]] | None = None,
+               record_events: bool = False) -> "BlockWriter":
+        return BlockWriter(self, ids, block_size, tail, tail_bytes, record_events)
 
     def holds(self, block: Block) -> bool:
         """Whether this store can read ``block`` (a small file's, or one on this disk)."""
-        return block.inline or block.location == self.location
+        return block.inline or self.location in block.replicas
+
+    def meta_path(self, block_id: int) -> Path:
+        return self.path(block_id).with_suffix(".meta")
 
     def read(self, blocks: list[Block], offset: int, length: int | None) -> Iterator[bytes]:
         """The bytes [offset, offset+length) of the file made of ``blocks`` (all held here)."""
@@ -65,18 +75,57 @@ class BlockStore:
         if block.inline:
             yield block.data[start:start + count]
             return
-        with open(self.path(block.block_id), "rb") as handle:
-            handle.seek(start)
+        yield from self.read_local(block.block_id, start, count)
+
+    def read_local(self, block_id: int, start: int, count: int) -> Iterator[bytes]:
+        """``count`` bytes of this disk's replica of ``block_id`` from ``start``, each 64 KiB
+        chunk checked against its CRC before any of it is returned (CorruptReplica if not;
+        a block from before checksums, with no .meta file, is read unchecked)."""
+        try:
+            handle = open(self.path(block_id), "rb")
+        except FileNotFoundError:
+            raise CorruptReplica(f"replica of block {block_id} on {self.location} is missing") from None
+        with handle:
+            try:
+                crcs = self.meta_path(block_id).read_bytes()
+            except FileNotFoundError:   # written before replicas had checksums: read as it is
+                crcs = None
+            index = start // CHECK_CHUNK
+            handle.seek(index * CHECK_CHUNK)
+            skip = start - index * CHECK_CHUNK
             while count:
-                chunk = handle.read(min(READ_CHUNK, count))
-                if not chunk:
-                    raise OSError(f"block {block.block_id} is shorter than recorded")
-                count -= len(chunk)
-                yield chunk
+                want = min(READ_CHUNK, -(-(skip + count) // CHECK_CHUNK) * CHECK_CHUNK)
+                data = handle.read(want)
+                view = memoryview(data)
+                for at in range(0, len(data) if crcs is not None else 0, CHECK_CHUNK):
+                    stored = crcs[(index + at // CHECK_CHUNK) * 4:(index + at // CHECK_CHUNK) * 4 + 4]
+                    if len(stored) < 4 or struct.unpack(">I", stored)[0] != crc32c.crc32c(view[at:at + CHECK_CHUNK]):
+                        raise CorruptReplica(f"replica of block {block_id} on {self.location} fails its checksum"
+                                             f" at byte {(index * CHECK_CHUNK) + at}")
+                index += len(data) // CHECK_CHUNK
+                piece = data[skip:skip + count]
+                if not piece:
+                    raise CorruptReplica(f"replica of block {block_id} on {self.location} is shorter than recorded")
+                skip = 0
+                count -= len(piece)
+                yield piece
+
+    def replica_file(self, block_id: int) -> "_ReplicaFile":
+        """A new replica of ``block_id`` sent by a peer: ``write`` it, then ``close`` (durable,
+        in place) or ``discard``."""
+        return _ReplicaFile(self, block_id)
+
+    def sound(self, block_id: int, num_bytes: int) -> bool:
+        """Whether this disk has a replica of ``block_id`` whose bytes match their checksums."""
+        try:
+            return sum(len(c) for c in self.read_local(block_id, 0, num_bytes)) == num_bytes
+        except CorruptReplica:
+            return False
 
     def delete(self, block_ids: list[int]) -> None:
         for block_id in block_ids:
-            for path in (self.path(block_id), self.path(block_id).with_suffix(".tmp")):
+            path = self.path(block_id)
+            for path in (path, path.with_suffix(".tmp"), path.with_suffix(".meta"), path.with_suffix(".mtmp")):
                 try:
                     path.unlink()
                 except FileNotFoundError:
@@ -97,6 +146,67 @@ class BlockStore:
             for chunk in self.read_block(block, 0, block.num_bytes):
                 checksum.update(chunk)
         return checksum.result()
+
+
+class _ReplicaFile:
+    """One block replica being written: data to ``.tmp`` and chunk CRCs to ``.mtmp``; on
+    close both are fsynced and renamed into place (the .meta first, so a finished block
+    file always has its checksums)."""
+
+    def __init__(self, store: BlockStore, block_id: int):
+        self.store, self.block_id = store, block_id
+        self.path = store.path(block_id)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = open(self.path.with_suffix(".tmp"), "wb")
+        self.crcs = bytearray()
+        self.pending = b""
+        self.length = 0
+
+    def write(self, data) -> None:
+        self.handle.write(data)
+        self.length += len(data)
+        view = memoryview(data)
+        if self.pending:   # complete the chunk begun by the last write
+            need = CHECK_CHUNK - len(self.pending)
+            self.pending += bytes(view[:need])
+            view = view[need:]
+            if len(self.pending) < CHECK_CHUNK:
+                return
+            self.crcs += struct.pack(">I", crc32c.crc32c(self.pending))
+            self.pending = b""
+        whole = len(view) - len(view) % CHECK_CHUNK
+        for at in range(0, whole, CHECK_CHUNK):
+            self.crcs += struct.pack(">I", crc32c.crc32c(view[at:at + CHECK_CHUNK]))
+        self.pending = bytes(view[whole:])
+
+    def close(self) -> int:
+        if self.pending:
+            self.crcs += struct.pack(">I", crc32c.crc32c(self.pending))
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        meta = self.path.with_suffix(".mtmp")
+        with open(meta, "wb") as handle:
+            handle.write(self.crcs)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(meta, self.path.with_suffix(".meta"))
+        os.replace(self.path.with_suffix(".tmp"), self.path)
+        directory = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+        return self.length
+
+    def discard(self) -> None:
+        if not self.handle.closed:
+            self.handle.close()
+        for suffix in (".tmp", ".mtmp"):
+            try:
+                self.path.with_suffix(suffix).unlink()
+            except FileNotFoundError:
+                pass
 
 
 class FileChecksum:
@@ -172,6 +282,9 @@ class SmallFileWriter:
             self.buffer = bytearray()
         self.blocks.write(data)
 
+    def take_events(self) -> list[tuple]:
+        return self.blocks.take_events() if self.blocks is not None else []
+
     def finish(self) -> list[Block]:
         if self.blocks is not None:
             return self.blocks.finish()
@@ -184,34 +297,46 @@ class SmallFileWriter:
 
 class BlockWriter:
     """Streams a file's bytes into new block files.  On append, the file's partial last
-    block (``tail``) is copied into a new block first, so the old one stays intact until
-    the append commits."""
+    block (``tail``, its bytes from ``tail_bytes``: this disk or another holder) is copied
+    into a new block first, so the old one stays intact until the append commits."""
 
-    def __init__(self, store: BlockStore, ids: IdAllocator, block_size: int, tail: Block | None):
+    def __init__(self, store: BlockStore, ids: IdAllocator, block_size: int, tail: Block | None,
+                 tail_bytes: Callable[[Block], Iterator[bytes]] | None = None, record_events: bool = False):
         self.store, self.ids, self.block_size = store, ids, block_size
         self.blocks: list[Block] = []
         self._handle = None
         self._current: int | None = None
         self._written = 0
+        # With record_events, what happened since take_events(), for a write pipeline to
+        # forward to peers: ("open", block_id), ("data", block_id, bytes), ("close", block_id, length).
+        self._events: list[tuple] | None = [] if record_events else None
         self.replaces_tail = tail is not None and tail.num_bytes < block_size
         if self.replaces_tail:
             self._open()
-            with open(store.path(tail.block_id), "rb") as source:
-                shutil.copyfileobj(source, self._handle)
+            for chunk in tail_bytes(tail):
+                self._handle.write(chunk)
+                self._event("data", self._current, bytes(chunk))
             self._written = tail.num_bytes
+
+    def _event(self, *event) -> None:
+        if self._events is not None:
+            self._events.append(event)
+
+    def take_events(self) -> list[tuple]:
+        events, self._events = self._events or [], [] if self._events is not None else None
+        return events
 
     def _open(self) -> None:
         self._current = self.ids.next()
-        path = self.store.path(self._current)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path.with_suffix(".tmp"), "wb")
+        self._handle = _ReplicaFile(self.store, self._current)
         self._written = 0
+        self._event("open", self._current)
 
     def _close_current(self) -> None:
         self._handle.close()
-        path = self.store.path(self._current)
-        os.replace(path.with_suffix(".tmp"), path)
-        self.blocks.append(Block(self._current, self._written, self.store.location))
+        location = self.store.location
+        self.blocks.append(Block(self._current, self._written, location, replicas=(location,)))
+        self._event("close", self._current, self._written)
         self._handle = self._current = None
 
     def write(self, data: bytes) -> None:
@@ -220,8 +345,10 @@ class BlockWriter:
             if self._handle is None:
                 self._open()
             room = self.block_size - self._written
-            self._handle.write(view[:room])
-            self._written += min(room, len(view))
+            piece = view[:room]
+            self._handle.write(piece)
+            self._event("data", self._current, piece)
+            self._written += len(piece)
             view = view[room:]
             if self._written == self.block_size:
                 self._close_current()
@@ -233,7 +360,7 @@ class BlockWriter:
 
     def abort(self) -> None:
         if self._handle is not None:
-            self._handle.close()
+            self._handle.discard()
             self.store.delete([self._current])
         self.store.delete([b.block_id for b in self.blocks])
         self.blocks = []

@@ -32,6 +32,7 @@ from .blocks import IN_DATABASE, Block, BlockStore, BlockWriter, SmallFileWriter
 from .ids import IdAllocator
 from .inodes import INODES, INSERT, KEY_WHERE, SELECT, Inode, header, keys_in
 from .liveness import Liveness
+from .replication import Holders, fsck_counts
 from .paths import is_ancestor, join, split_path
 from .permissions import EXECUTE, READ, WRITE, PermissionChecker
 from .resolver import Resolved, Resolver
@@ -42,6 +43,8 @@ Repoint = Callable[[Tx, tuple, tuple], None]
 BATCH = 1000
 SMALL_FILE_LIMIT = 64 * 1024      # bytes; files up to this size live in the database
 MAX_SMALL_FILE_LIMIT = (1 << 24) - 1   # hdfs_small_files.data is a MEDIUMBLOB
+HOLDER_TIMEOUT = 630.0                  # seconds; HDFS declares a datanode dead after 10.5 min
+MAX_REPLICATION = 512                   # HDFS's dfs.replication.max
 
 
 def now_ms() -> int:
@@ -69,6 +72,9 @@ class Namespace:
         self.block_ids = IdAllocator(side, "block_id")
         self.blocks = BlockStore(config["data_dir"], location)
         self.liveness = liveness
+        self.holders = Holders(side, location, float(config.get("dead_after", 10.0)),
+                               float(config.get("holder_timeout", HOLDER_TIMEOUT)))
+        self.replication = int(config.get("replication", 1))
         self.umask = int(str(config.get("umask", "022")), 8)
         self.small_file_limit = int(config.get("small_file_limit", SMALL_FILE_LIMIT))
         if not 0 <= self.small_file_limit <= MAX_SMALL_FILE_LIMIT:
@@ -217,6 +223,20 @@ class Namespace:
                                   sum(i.size * max(i.replication, 1) for i in files))
         return self.db.run(work, readonly=True)
 
+    def fsck(self, caller: Caller, path: str) -> dict:
+        """HDFS fsck's summary of the files at and below ``path`` (superuser only, as HDFS)."""
+        if not caller.superuser:
+            raise AccessDenied(f"Permission denied: fsck of {path} needs the superuser")
+        components = split_path(path)
+
+        def work(t: Tx) -> dict:
+            inode = self._require(self.resolver.resolve(t, components), path)
+            everything = [inode] + (self._descendants(t, inode) if inode.is_dir else [])
+            files = [i for i in everything if not i.is_dir]
+            return fsck_counts(t, self.holders, [i.id for i in files], sum(i.size for i in files),
+                               len(everything) - len(files), self.replication)
+        return self.db.run(work, readonly=True)
+
     def file_blocks(self, caller: Caller, path: str, for_read: bool = True) -> tuple[Inode, list[Block]]:
         """A complete file and its blocks; refuses files still being written."""
         components = split_path(path)
@@ -236,11 +256,13 @@ class Namespace:
 
     def _blocks_of(self, tx: Tx, inode_id: int) -> list[Block]:
         """A file's blocks, or its one inline block when it is a small file (one statement)."""
-        rows = tx.query("SELECT block_index, block_id, num_bytes, location, generation_stamp, NULL"
-                        " FROM hops.hdfs_block_infos WHERE inode_id=%s"
-                        " UNION ALL SELECT 0, 0, LENGTH(data), %s, 0, data FROM hops.hdfs_small_files"
+        rows = tx.query("SELECT block_index, block_id, num_bytes, location, generation_stamp, NULL,"
+                        " (SELECT GROUP_CONCAT(r.location ORDER BY r.location) FROM hops.hdfs_replicas r"
+                        "  WHERE r.block_id=b.block_id AND r.corrupt=0)"
+                        " FROM hops.hdfs_block_infos b WHERE inode_id=%s"
+                        " UNION ALL SELECT 0, 0, LENGTH(data), %s, 0, data, NULL FROM hops.hdfs_small_files"
                         " WHERE inode_id=%s ORDER BY 1", (inode_id, IN_DATABASE, inode_id))
-        return [Block(*row[1:]) for row in rows]
+        return [Block(*row[1:6], replicas=tuple(row[6].split(",")) if row[6] else ()) for row in rows]
 
     # -------------------------------------------------------------- mutations
     def mkdirs(self, caller: Caller, path: str, permission: int | None = None,
@@ -321,8 +343,10 @@ class Namespace:
         invalid: list[tuple] = []
         for chunk in _chunks(file_ids):
             marks = ",".join(["%s"] * len(chunk))
-            invalid += tx.query(f"SELECT block_id, location FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})",
-                                chunk)
+            invalid += tx.query(f"SELECT r.block_id, r.location FROM hops.hdfs_block_infos b JOIN hops.hdfs_replicas r"
+                                f" ON r.block_id=b.block_id WHERE b.inode_id IN ({marks})", chunk)
+            tx.execute(f"DELETE FROM hops.hdfs_replicas WHERE block_id IN"
+                       f" (SELECT block_id FROM hops.hdfs_block_infos WHERE inode_id IN ({marks}))", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_block_infos WHERE inode_id IN ({marks})", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_small_files WHERE inode_id IN ({marks})", chunk)
             tx.execute(f"DELETE FROM hops.hdfs_leases WHERE inode_id IN ({marks})", chunk)
@@ -340,8 +364,8 @@ class Namespace:
         self.blocks.delete(block_ids)
         for chunk in _chunks(block_ids):
             marks = ",".join(["%s"] * len(chunk))
-            self.db.run(lambda t: t.execute(f"DELETE FROM hops.hdfs_invalidated_blocks WHERE block_id IN ({marks})",
-                                            chunk))
+            self.db.run(lambda t: t.execute(f"DELETE FROM hops.hdfs_invalidated_blocks WHERE location=%s"
+                                            f" AND block_id IN ({marks})", [self.blocks.location, *chunk]))
 
     def rename(self, caller: Caller, src: str, dst: str, tx: Tx | None = None,
                repoint: Repoint | None = None) -> bool:
@@ -529,6 +553,31 @@ class Namespace:
             self._update_attributes(
                 caller, path, lambda i: self.permissions.check(caller, i, WRITE, path), lambda: assignments)
 
+    def set_replication(self, caller: Caller, path: str, replication: int) -> bool:
+        """A file's replication factor (False for a directory, as HDFS).  The replication
+        monitor then adds or removes replicas."""
+        if not 1 <= replication <= MAX_REPLICATION:
+            raise InvalidArgument(f"Requested replication factor of {replication} is outside [1, {MAX_REPLICATION}]")
+        components = split_path(path)
+
+        def work(t: Tx) -> bool:
+            resolved = self._resolve_for_update(t, components, path, exclusive=1)
+            self.permissions.check_traverse(caller, resolved.ancestors, path)
+            inode = self._require(resolved, path)
+            if inode.is_dir:
+                return False
+            self.permissions.check(caller, inode, WRITE, path)
+            t.execute(f"UPDATE {INODES} SET header=%s WHERE {KEY_WHERE}",
+                      (header(inode.block_size, replication), *inode.key))
+            return True
+        return self.db.run(work)
+
+    def report_corrupt(self, block_id: int, location: str) -> None:
+        """A read found ``location``'s replica of ``block_id`` corrupt: it is not read again,
+        and the replication monitor replaces it."""
+        self.db.run(lambda t: t.execute("UPDATE hops.hdfs_replicas SET corrupt=1 WHERE block_id=%s AND location=%s",
+                                        (block_id, location)))
+
     # ------------------------------------------------------------ file data
     def start_file(self, caller: Caller, path: str, overwrite: bool, permission: int | None,
                    replication: int, block_size: int, client: tuple[str, str], content: bytes | None = None) -> Inode:
@@ -600,16 +649,21 @@ class Namespace:
             return inode, self._blocks_of(t, inode.id)
         return self.db.run(work)
 
-    def writer(self, inode: Inode, blocks: list[Block] | None = None) -> BlockWriter | SmallFileWriter:
+    def writer(self, inode: Inode, blocks: list[Block] | None = None,
+               record_events: bool = False) -> BlockWriter | SmallFileWriter:
         """What receives a new file's bytes (``blocks`` empty), or an appended file's: a file
         on blocks stays on blocks; any other stays in memory while it fits the small-file
-        limit, and moves to blocks past it."""
+        limit, and moves to blocks past it.  ``record_events``: the block writer keeps what
+        it does for a write pipeline (BlockWriter.take_events)."""
+        def block_writer(tail: Block | None) -> BlockWriter:
+            return self.blocks.writer(self.block_ids, inode.block_size, tail,
+                                      lambda b: self.blocks.read_block(b, 0, b.num_bytes), record_events)
         if (blocks and not blocks[0].inline) or (not blocks and not self.small_file_limit):
-            tail = blocks[-1] if blocks and blocks[-1].location == self.blocks.location else None
-            return self.blocks.writer(self.block_ids, inode.block_size, tail)
+            # A partial last block held here is copied into a new one; one held elsewhere is
+            # left as it is and the new bytes start a block of their own.
+            return block_writer(blocks[-1] if blocks and self.blocks.holds(blocks[-1]) else None)
         initial = blocks[0].data if blocks else b""
-        return SmallFileWriter(self.small_file_limit, initial,
-                               lambda: self.blocks.writer(self.block_ids, inode.block_size, None))
+        return SmallFileWriter(self.small_file_limit, initial, lambda: block_writer(None))
 
     def complete_file(self, inode_id: int, holder: str, written: list[Block], replaced_tail: bool) -> None:
         """Close a file: record its new blocks (or a small file's content) and make it
@@ -629,8 +683,7 @@ class Namespace:
             if replaced_tail and old:
                 tail = old.pop()
                 t.execute("DELETE FROM hops.hdfs_block_infos WHERE block_id=%s", (tail.block_id,))
-                t.execute("INSERT IGNORE INTO hops.hdfs_invalidated_blocks (block_id, location) VALUES (%s,%s)",
-                          (tail.block_id, tail.location))
+                invalidate_replicas(t, tail.block_id)
                 t.after_commit(lambda: self.purge_blocks([tail.block_id]))
             if written and written[0].inline:
                 t.execute("INSERT INTO hops.hdfs_small_files (inode_id, data) VALUES (%s, %s)",
@@ -640,6 +693,8 @@ class Namespace:
                               " generation_stamp, location) VALUES (%s,%s,%s,%s,%s,%s)",
                               [(inode_id, len(old) + i, b.block_id, b.num_bytes, b.generation_stamp, b.location)
                                for i, b in enumerate(written)])
+                t.executemany("INSERT INTO hops.hdfs_replicas (block_id, location) VALUES (%s,%s)",
+                              [(b.block_id, holder) for b in written for holder in b.replicas])
             size = sum(b.num_bytes for b in old) + sum(b.num_bytes for b in written)
             t.execute(f"UPDATE {INODES} SET size=%s, under_construction=0, client_name=NULL, client_machine=NULL,"
                       f" client_node=NULL, modification_time=%s WHERE {KEY_WHERE}", (size, now_ms(), *inode.key))
@@ -649,6 +704,13 @@ class Namespace:
     def abandon_file(self, inode_id: int, holder: str) -> None:
         """A write failed: remove a half-created file, or end an append with nothing added."""
         self.db.run(lambda t: release_lease(t, self, inode_id, holder))
+
+
+def invalidate_replicas(tx: Tx, block_id: int) -> None:
+    """Forget every replica of ``block_id``; each holder removes its file (purge_invalidated)."""
+    tx.execute("INSERT IGNORE INTO hops.hdfs_invalidated_blocks (block_id, location)"
+               " SELECT block_id, location FROM hops.hdfs_replicas WHERE block_id=%s", (block_id,))
+    tx.execute("DELETE FROM hops.hdfs_replicas WHERE block_id=%s", (block_id,))
 
 
 def release_lease(tx: Tx, namespace: "Namespace", inode_id: int, holder: str | None) -> None:

@@ -3,6 +3,15 @@ in a worker thread and renders Hadoop's JSON.
 
 CREATE, APPEND and OPEN are two-step as in HDFS: the first request is answered with a 307
 redirect to the data URL (this same server, with ``data=true``), which carries the bytes.
+
+Blocks are replicated (hopshive.namespace.replication): a write is answered once
+``min(replication, live holders)`` replicas are durable, copied synchronously from this
+namenode to its peers' internal block endpoint (``/internal/v1/blocks/<id>``, which the
+replication monitor uses too); a read takes each block from this disk when it holds a
+sound replica, else from a live holder, and moves on to the next replica, at the same byte,
+when one is corrupt or its holder fails mid-stream.  The internal endpoint trusts its
+callers as WebHDFS's simple authentication does: keep the namenode port on the cluster's
+network.
 """
 
 from __future__ import annotations
@@ -11,26 +20,28 @@ import asyncio
 import functools
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Awaitable, Callable
 from urllib.parse import quote, unquote_to_bytes, urlencode
 
 import aiohttp
 from aiohttp import web
 
-from ..exceptions import AccessDenied, HopsHiveError, InvalidArgument, NamespaceError
-from ..namespace.blocks import READ_CHUNK, FileChecksum, segments
+from ..exceptions import (AccessDenied, BlocksUnavailable, CorruptReplica, HopsHiveError, InvalidArgument,
+                          NamespaceError)
+from ..namespace.blocks import READ_CHUNK, Block, FileChecksum, segments
 from ..namespace.inodes import BLOCK_SIZE_BITS
-from ..namespace.namespace import Namespace
+from ..namespace.namespace import MAX_REPLICATION, Namespace
+from ..namespace.replication import INTERNAL
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
 from .errors import BareResponse, json_response, remote_exception
 from .params import Params
+from .pipeline import WritePipeline
 
 log = logging.getLogger(__name__)
 PREFIX = "/webhdfs/v1"
 LIST_BATCH = 1000
-MAX_REPLICATION = 512                        # HDFS's dfs.replication.max
 MAX_BLOCK_SIZE = (1 << BLOCK_SIZE_BITS) - 1   # what the inode header holds
 Handler = Callable[["Request"], Awaitable[web.StreamResponse]]
 
@@ -86,6 +97,7 @@ class WebHdfs:
             ("GET", "GETHOMEDIRECTORY"): self.home_directory,
             ("GET", "GETTRASHROOT"): self.trash_root,
             ("GET", "GETSERVERDEFAULTS"): self.server_defaults,
+            ("GET", "FSCK"): self.fsck,   # HopsHive extension, for `hopshive-dfs fsck`
             ("GET", "OPEN"): self.open,
             ("PUT", "MKDIRS"): self.mkdirs,
             ("PUT", "CREATE"): self.create,
@@ -104,6 +116,8 @@ class WebHdfs:
         app = web.Application(client_max_size=0)
         app.router.add_get("/health", self.health)
         app.router.add_route("*", PREFIX + "{tail:.*}", self.dispatch)
+        app.router.add_get(INTERNAL + "/{block_id:[0-9]+}", self.replica_get)
+        app.router.add_put(INTERNAL + "/{block_id:[0-9]+}", self.replica_put)
         app.on_cleanup.append(self._close_peers)
         return app
 
@@ -192,15 +206,16 @@ class WebHdfs:
 
     async def file_checksum(self, req: Request) -> web.Response:
         inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
-        if all(self.ns.blocks.holds(b) for b in blocks):
+        try:
+            if not all(self.ns.blocks.holds(b) for b in blocks):
+                raise CorruptReplica("not every block is held here")
             algorithm, value = await req.run(self.ns.blocks.checksum, blocks, inode.block_size)
-        else:   # some blocks are on other namenodes: their bytes come through their OPEN
-            checksum, position = FileChecksum(inode.block_size, len(blocks)), 0
+        except CorruptReplica:   # blocks held elsewhere, or a bad replica here: read replica by replica
+            checksum = FileChecksum(inode.block_size, len(blocks))
             for block in blocks:
                 checksum.start_block()
-                async for chunk in self._block_bytes(req, block, 0, block.num_bytes, position):
+                async for chunk in self._block_bytes(block, 0, block.num_bytes):
                     checksum.update(chunk)
-                position += block.num_bytes
             algorithm, value = checksum.result()
         return json_response({"FileChecksum": {"algorithm": algorithm, "bytes": value.hex(), "length": len(value)}})
 
@@ -212,10 +227,10 @@ class WebHdfs:
         located, start = [], 0
         for block in blocks:
             if block.num_bytes and start + block.num_bytes > offset and (end is None or start < end):
-                holder = self.advertised if block.inline else block.location   # any namenode serves a small file
-                host = holder.rsplit(":", 1)[0]
-                located.append({"hosts": [host], "names": [holder],
-                                "topologyPaths": [f"/default-rack/{holder}"], "offset": start,
+                # Any namenode serves a small file; a block, its live holders (this one first).
+                holders = [self.advertised] if block.inline else self._readable(block) or list(block.replicas)
+                located.append({"hosts": [h.rsplit(":", 1)[0] for h in holders], "names": holders,
+                                "topologyPaths": [f"/default-rack/{h}" for h in holders], "offset": start,
                                 "length": block.num_bytes, "corrupt": False, "cachedHosts": [],
                                 "storageTypes": ["DISK"]})
             start += block.num_bytes
@@ -234,10 +249,20 @@ class WebHdfs:
             "trashInterval": self.config["trash_interval"], "checksumType": 2, "keyProviderUri": "",
             "defaultStoragePolicyId": 7}})
 
+    def _readable(self, block: Block) -> list[str]:
+        """The holders of ``block``'s sound replicas that are live now, this one first."""
+        live = set(self.ns.holders.live())
+        if not live.issuperset(block.replicas):   # a holder may have (re)joined since the cache was read
+            live = set(self.ns.holders.live(fresh=True))
+        return [h for h in self.ns.holders.order(block.replicas) if h in live]
+
+    async def fsck(self, req: Request) -> web.Response:
+        return json_response({"Fsck": await req.run(self.ns.fsck, req.caller, req.path)})
+
     async def open(self, req: Request) -> web.StreamResponse:
-        """The redirect goes to a namenode holding the first block read (this one when it
-        holds it, or for a small file); the data request streams the blocks it holds from
-        disk and the others from their holders' own OPEN, as the same caller."""
+        """The redirect goes to a live namenode holding the first block read (this one when
+        it holds it, or for a small file); the data request streams each block from this
+        disk or from a live holder, replica after replica until one reads sound."""
         offset = req.params.integer("offset", 0, minimum=0)
         length = req.params.integer("length", None, minimum=0)
         inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
@@ -245,44 +270,183 @@ class WebHdfs:
             raise NamespaceError(f"Offset={offset} out of the range [0, {inode.size}); OPEN, path={req.path}")
         count = inode.size - offset if length is None else min(length, inode.size - offset)
         parts = list(segments(blocks, offset, count))
+        lost = [block.block_id for block, _, _ in parts if not block.inline and not self._readable(block)]
+        if lost:   # as HDFS's client: refuse up front rather than fail mid-stream
+            raise BlocksUnavailable(f"Could not obtain blocks {', '.join(f'blk_{b}' for b in lost[:10])}"
+                                    f" of {req.path}: no live holder has a sound replica")
         if not req.params.boolean("data", False):
             first = parts[0][0] if parts else None
-            return self._redirect(req, None if first is None or self.ns.blocks.holds(first) else first.location)
+            return self._redirect(req, None if first is None or self.ns.blocks.holds(first)
+                                  else self._readable(first)[0])
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})
         await response.prepare(req.http)
         position = offset
         try:
             for block, start, part in parts:
-                async for chunk in self._block_bytes(req, block, start, part, position):
+                async for chunk in self._block_bytes(block, start, part):
                     await response.write(chunk)
-                position += part
         except (ConnectionResetError, BrokenPipeError):
             pass  # clients hang up mid-stream on seek
+        except BlocksUnavailable as exc:   # the status line is gone: end the stream short
+            log.error("read failed mid-stream", extra={"path": req.path, "error": str(exc)})
+            req.http.transport and req.http.transport.abort()
         return response
 
-    async def _block_bytes(self, req: Request, block, start: int, count: int, file_offset: int):
-        """``count`` bytes of ``block`` from ``start`` (``file_offset`` in the file): from
-        this disk or the database, or through the holder's OPEN."""
-        if self.ns.blocks.holds(block):
-            for chunk in self.ns.blocks.read_block(block, start, count):
-                yield chunk
-        else:
-            async for chunk in self._remote_read(req, block.location, file_offset, count):
-                yield chunk
+    async def _block_bytes(self, block: Block, start: int, count: int):
+        """``count`` bytes of ``block`` from ``start``: from the database (a small file), this
+        disk, or a live holder; a replica that is corrupt or whose holder fails is reported or
+        skipped, and the next one continues at the byte reached."""
+        if block.inline:
+            yield block.data[start:start + count]
+            return
+        failures = []
+        for holder in self.ns.holders.order(block.replicas):
+            try:
+                if holder == self.ns.blocks.location:
+                    source = _iterate(self.ns.blocks.read_local(block.block_id, start, count))
+                else:
+                    source = self._remote_replica(holder, block.block_id, start, count)
+                async for chunk in source:
+                    start, count = start + len(chunk), count - len(chunk)
+                    yield chunk
+                if count == 0:
+                    return
+                failures.append(f"{holder}: ended {count} bytes short")
+            except CorruptReplica as exc:
+                log.warning("corrupt replica", extra={"block_id": block.block_id, "holder": holder, "error": str(exc)})
+                await asyncio.get_running_loop().run_in_executor(None, self.ns.report_corrupt, block.block_id, holder)
+                failures.append(f"{holder}: corrupt")
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                log.warning("replica holder failed", extra={"block_id": block.block_id, "holder": holder,
+                                                            "error": repr(exc)})
+                failures.append(f"{holder}: {type(exc).__name__}")
+        raise BlocksUnavailable(f"Could not obtain block {block.block_id}: no replica could be read"
+                                f" ({'; '.join(failures) or 'no replicas recorded'})")
 
-    async def _remote_read(self, req: Request, holder: str, offset: int, length: int):
-        """``length`` bytes of the file from ``offset``, read through the OPEN of the namenode
-        ``holder`` as this request's caller (it checks the caller's access again)."""
-        query = {"op": "OPEN", "data": "true", "offset": str(offset), "length": str(length),
-                 "user.name": req.caller.name}
-        url = f"http://{holder}{PREFIX}{quote(req.path)}"
-        async with self._peers().get(url, params=query) as reply:
+    async def _remote_replica(self, holder: str, block_id: int, start: int, count: int):
+        """Bytes of ``holder``'s replica of ``block_id`` (it verifies them as it sends)."""
+        url = f"http://{holder}{INTERNAL}/{block_id}"
+        async with self._peers().get(url, params={"offset": str(start), "length": str(count)}) as reply:
+            if reply.status == 409:
+                raise CorruptReplica(f"{holder} reports its replica of block {block_id} corrupt or missing")
             if reply.status != 200:
-                raise NamespaceError(f"block holder {holder} answered {reply.status} for {req.path}: "
-                                     f"{(await reply.text())[:200]}")
+                raise aiohttp.ClientResponseError(reply.request_info, (), status=reply.status,
+                                                  message=(await reply.text())[:200])
             async for chunk in reply.content.iter_chunked(READ_CHUNK):
                 yield chunk
+
+    # --------------------------------------------------- replicas (internal)
+    async def replica_get(self, http: web.Request) -> web.StreamResponse:
+        """This disk's replica of a block (``offset``, ``length``), verified as it is sent:
+        409 when it is missing or corrupt at the start; the stream is cut when it turns out
+        corrupt later (either way the replica is reported)."""
+        block_id = int(http.match_info["block_id"])
+        try:
+            params = Params(http.query)
+            start, count = params.integer("offset", 0, minimum=0), params.integer("length", None, minimum=0)
+            if count is None:
+                raise InvalidArgument("length is required")
+        except HopsHiveError as exc:
+            return remote_exception(exc)
+        chunks = self.ns.blocks.read_local(block_id, start, count)
+        loop = asyncio.get_running_loop()
+        try:
+            first = await loop.run_in_executor(None, next, chunks, b"")
+        except CorruptReplica as exc:
+            await loop.run_in_executor(None, self.ns.report_corrupt, block_id, self.ns.blocks.location)
+            return remote_exception(exc)
+        response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
+                                               "Content-Length": str(count)})
+        await response.prepare(http)
+        try:
+            await response.write(first)
+            while True:
+                chunk = await loop.run_in_executor(None, next, chunks, b"")
+                if not chunk:
+                    break
+                await response.write(chunk)
+        except CorruptReplica:
+            await loop.run_in_executor(None, self.ns.report_corrupt, block_id, self.ns.blocks.location)
+            http.transport and http.transport.abort()
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        return response
+
+    async def replica_put(self, http: web.Request) -> web.Response:
+        """Store a replica sent by a peer, durably; 201 once fsynced, with its length.  Given
+        ``length`` (a copy of a finished block), 200 when a sound one is here already (a
+        missing or corrupt one is replaced); without it (the write pipeline, which learns the
+        length at the end) the sender compares the length answered."""
+        block_id = int(http.match_info["block_id"])
+        try:
+            length = Params(http.query).integer("length", None, minimum=0)
+        except HopsHiveError as exc:
+            return remote_exception(exc)
+        loop = asyncio.get_running_loop()
+        if length is not None and await loop.run_in_executor(None, self.ns.blocks.sound, block_id, length):
+            return json_response({"stored": False, "length": length}, 200)
+        replica = self.ns.blocks.replica_file(block_id)
+        try:
+            async for chunk in http.content.iter_chunked(READ_CHUNK):
+                replica.write(chunk)
+            if length is not None and replica.length != length:
+                raise InvalidArgument(f"received {replica.length} bytes of block {block_id}, expected {length}")
+            await loop.run_in_executor(None, replica.close)
+        except BaseException as exc:
+            replica.discard()
+            if isinstance(exc, HopsHiveError):
+                return remote_exception(exc)
+            raise
+        return json_response({"stored": True, "length": replica.length}, 201)
+
+    def _wanted(self, inode, failed: set[str] = frozenset()) -> int:
+        """Replicas a write of ``inode`` must make durable: its replication, or every live
+        holder (but ``failed``) when fewer are live (the file then stays under-replicated
+        until more join)."""
+        live = [h for h in self.ns.holders.live() if h not in failed]
+        if len(live) < inode.replication:   # a holder may have joined since the cache was read
+            live = [h for h in self.ns.holders.live(fresh=True) if h not in failed]
+        if len(live) < inode.replication:
+            log.warning("fewer live holders than the file's replication: it stays under-replicated until"
+                        " more join", extra={"replication": inode.replication, "live": live})
+        return min(max(inode.replication, 1), len(live))
+
+    async def _replicate(self, inode, written: list[Block], piped: dict[int, list[str]],
+                         failed: set[str]) -> list[Block]:
+        """Copy each new block to peers until ``min(replication, live holders)`` replicas are
+        durable (``piped``: the peers the write pipeline already stored each block on); the
+        blocks, with their holders.  A peer that fails during this write (``failed``, and
+        those failing here) no longer counts as live for it, as HDFS's pipeline recovery
+        drops a failed datanode: the file is then under-replicated until the monitor copes.
+        BlocksUnavailable when fewer replicas than that are durable."""
+        done = []
+        for block in written:
+            holders = list(block.replicas) + piped.get(block.block_id, [])
+            for peer in self.ns.holders.copy_targets(tuple(holders) + tuple(failed)):
+                if len(holders) >= self._wanted(inode, failed):
+                    break
+                try:
+                    await self._push(peer, block)
+                    holders.append(peer)
+                except (aiohttp.ClientError, asyncio.TimeoutError, OSError, HopsHiveError) as exc:
+                    failed.add(peer)
+                    log.warning("replica copy failed", extra={"block_id": block.block_id, "peer": peer,
+                                                              "error": repr(exc)})
+            wanted = self._wanted(inode, failed)
+            if len(holders) < wanted:
+                raise BlocksUnavailable(f"block {block.block_id} could only be replicated to {len(holders)}"
+                                        f" of the {wanted} live holders its file needs")
+            done.append(replace(block, replicas=tuple(holders)))
+        return done
+
+    async def _push(self, peer: str, block: Block) -> None:
+        async with self._peers().put(f"http://{peer}{INTERNAL}/{block.block_id}",
+                                     params={"length": str(block.num_bytes)},
+                                     data=_iterate(self.ns.blocks.read_local(block.block_id, 0, block.num_bytes))
+                                     ) as reply:
+            if reply.status not in (200, 201):
+                raise BlocksUnavailable(f"{peer} refused block {block.block_id}: {(await reply.text())[:200]}")
 
     def _peers(self) -> aiohttp.ClientSession:
         """One HTTP client session per worker for reading from other namenodes."""
@@ -326,9 +490,10 @@ class WebHdfs:
         return BareResponse(status=200)
 
     async def set_replication(self, req: Request) -> web.Response:
-        req.params.integer("replication", None, minimum=1, maximum=MAX_REPLICATION)
-        await req.run(self.ns.get_status, req.caller, req.path)
-        return json_response({"boolean": True})  # one copy per block here; accepted for compatibility
+        replication = req.params.integer("replication", None, minimum=1, maximum=MAX_REPLICATION)
+        if replication is None:
+            raise InvalidArgument("Required parameter \"replication\" is missing")
+        return json_response({"boolean": await req.run(self.ns.set_replication, req.caller, req.path, replication)})
 
     async def expunge(self, req: Request) -> web.Response:
         removed = await req.run(self.ns.expunge, req.caller, self.config["trash_interval"])
@@ -365,16 +530,45 @@ class WebHdfs:
     async def _receive(self, req: Request, inode, holder: str, blocks) -> None:
         """Stream the request body into blocks, then close the file; on any failure the
         half-written file is removed (or the append rolled back)."""
-        writer = self.ns.writer(inode, blocks)
+        pipeline = None
         try:
+            peers = self.ns.holders.copy_targets()[:self._wanted(inode) - 1]
+            pipeline = WritePipeline(self._peers(), peers) if peers else None
+            writer = self.ns.writer(inode, blocks, record_events=pipeline is not None)
+        except BaseException:
+            await asyncio.shield(req.run(self.ns.abandon_file, inode.id, holder))
+            raise
+        try:
+            if pipeline:
+                await pipeline.feed(writer.take_events())
             async for chunk in req.http.content.iter_chunked(1 << 20):
-                writer.write(chunk)
-            written = writer.finish()
+                await req.run(writer.write, chunk)   # disk writes and fsyncs off the event loop
+                if pipeline:
+                    await pipeline.feed(writer.take_events())
+            written = await req.run(writer.finish)
+            piped, failed = {}, set()
+            if pipeline:
+                await pipeline.feed(writer.take_events())
+                piped, failed = await pipeline.finish()
+            if written and not written[0].inline:
+                written = await self._replicate(inode, written, piped, failed)
             await req.run(self.ns.complete_file, inode.id, holder, written, writer.replaces_tail)
         except BaseException:
+            if pipeline:
+                pipeline.abort()
             writer.abort()
             await asyncio.shield(req.run(self.ns.abandon_file, inode.id, holder))
             raise
+
+
+async def _iterate(chunks):
+    """An async view of a blocking iterator of chunks (each step in a worker thread)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        chunk = await loop.run_in_executor(None, next, chunks, b"")
+        if not chunk:
+            return
+        yield chunk
 
 
 def _names(rule: str | list) -> list[str]:

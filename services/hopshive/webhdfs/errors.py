@@ -20,6 +20,8 @@ REMOTE_EXCEPTIONS: dict[type, tuple[int, str]] = {
     e.SubtreeLocked: (403, "io.hops.exception.SubtreeLockedException"),
     e.AlreadyBeingCreated: (403, "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"),
     e.FileUnderConstruction: (403, "java.io.IOException"),
+    e.CorruptReplica: (409, "org.apache.hadoop.fs.ChecksumException"),
+    e.BlocksUnavailable: (403, "org.apache.hadoop.hdfs.BlockMissingException"),
     e.NamespaceError: (403, "java.io.IOException"),
 }
 INTERNAL = (500, "java.io.IOException")

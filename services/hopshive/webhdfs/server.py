@@ -24,7 +24,7 @@ from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
 from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
-from ..namespace.namespace import SMALL_FILE_LIMIT, Namespace
+from ..namespace.namespace import MAX_REPLICATION, SMALL_FILE_LIMIT, Namespace
 from .app import WebHdfs
 from .limits import BoundedSockSite
 
@@ -48,6 +48,14 @@ DEFAULTS = {
         "proxy_users": None,
         "heartbeat_interval": 1.0,
         "dead_after": 10.0,
+        # Seconds a block holder may stay silent before its replicas are forgotten and its
+        # blocks copied elsewhere (HDFS: 10.5 min).  Must exceed dead_after.
+        "holder_timeout": 630.0,
+        # Seconds between rounds of the replication monitor (on the elected namenode).
+        "replication_interval": 3.0,
+        # Seconds between block reports: block files older than orphan_grace that are not a
+        # recorded replica here are recorded (when sound and still wanted) or removed.
+        "block_report_interval": 600.0,
         "orphan_grace": 3600.0,
         "trash_checkpoint_interval": 60,
         "trash_interval": 1440,
@@ -74,9 +82,11 @@ def serve_worker(config: dict, sock, generation: float) -> None:
     liveness = Liveness(db, nn["advertised_address"], nn["dead_after"], generation)
     liveness.register()
     namespace = Namespace(db, nn, nn["advertised_address"], liveness)
+    namespace.holders.heartbeat()
     namespace.format_root()
     recover_dead(namespace)
-    maintenance = Maintenance(namespace, nn["heartbeat_interval"], nn["orphan_grace"])
+    maintenance = Maintenance(namespace, nn["heartbeat_interval"], nn["orphan_grace"],
+                              float(nn["replication_interval"]), float(nn["block_report_interval"]))
     maintenance.start()
     log.info("namenode worker started", extra={"namenode_id": liveness.namenode_id, "address": nn["advertised_address"]})
 
@@ -118,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     if not schemas_usable(config["database"], [COMPONENTS["hops"]]):
         return 1
     nn = config["namenode"]
+    if not 1 <= int(nn["replication"]) <= MAX_REPLICATION or float(nn["holder_timeout"]) <= float(nn["dead_after"]):
+        log.error("bad configuration: namenode.replication must be 1..%d and holder_timeout > dead_after",
+                  MAX_REPLICATION)
+        return 2
     sock = listen(nn["bind"], int(nn["port"]))
     log.info("listening", extra={"bind": nn["bind"], "port": nn["port"], "workers": nn["workers"]})
     generation = time.time()
