@@ -1,4 +1,4 @@
-"""hopshive-hbase: an HBase Thrift1-compatible server (happybase's API) over LMDB.
+"""hopshive-hbase: an HBase Thrift1-compatible server (happybase's API) over LMDB; not HBase.
 
 Not HBase: a single-process server for sites and tests without HBase (see the package
 docstring).  Configuration: built-in defaults, then the YAML file given by --config (or

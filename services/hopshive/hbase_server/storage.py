@@ -101,6 +101,10 @@ class Storage:
         self.meta = self.env.open_db(b"meta")
         self._handles: dict[bytes, object] = {}
         self._lock = threading.Lock()
+        # Handles are opened here and by create_table, in transactions that commit: a handle
+        # first opened in a transaction that ends otherwise would not be valid afterwards.
+        for name in self.table_names():
+            self._handles[name] = self.env.open_db(b"t/" + name, create=False)
 
     def close(self) -> None:
         self.env.close()
@@ -115,10 +119,9 @@ class Storage:
     def _db(self, txn, name: bytes):
         with self._lock:
             handle = self._handles.get(name)
-            if handle is None:
-                handle = self.env.open_db(b"t/" + name, txn=txn, create=False)
-                self._handles[name] = handle
-            return handle
+        if handle is None:
+            raise TableNotFound(name)
+        return handle
 
     def create_table(self, name: bytes, families: list[Family]) -> None:
         if not name or b"/" in name or len(name) > 200:
