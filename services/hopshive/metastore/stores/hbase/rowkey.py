@@ -126,11 +126,16 @@ def table_prefix(db_name: str, table_name: str) -> bytes:
 def row_key(db_name: str, table_name: str, kinds: Sequence[KeyType], values: Sequence[str]) -> bytes:
     if len(values) != len(kinds) or not 0 < len(values) <= MAX_FIELDS:
         raise ValueError(f"{len(values)} values for {len(kinds)} partition keys")
-    key = bytearray(table_prefix(db_name, table_name))
+    return key_from_fields(table_prefix(db_name, table_name),
+                           [encode_field(kind, value) for kind, value in zip(kinds, values)])
+
+
+def key_from_fields(prefix: bytes, fields: Sequence[bytes]) -> bytes:
+    key = bytearray(prefix)
     starts = []
-    for kind, value in zip(kinds, values):
+    for field in fields:
         starts.append(len(key))
-        key += encode_field(kind, value)
+        key += field
     if len(key) >= 1 << 16:
         raise ValueError("partition key longer than 64 KiB")
     for start in starts:
