@@ -24,6 +24,7 @@ never match a test, so a test's range starts at the first typed value (tag 0x01)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -224,8 +225,7 @@ class PartitionFilterGenerator:
         name = self.names[test.key]
         op = _NEGATE[test.op] if negate and test.op != "like" else test.op
         if test.op == "like":
-            return Residual(f"{name} {'not like' if negate else 'like'} "
-                            f"{ast.render_literal(ast.Str(test.values[0].source))}")
+            return Residual(f"{name} {'not like' if negate else 'like'} {_shown(test.values[0].source)}")
         cond = lambda o, v: self.cond(test.key, o, v)  # noqa: E731
         if op in ("=", "<", "<=", ">", ">="):
             return cond(op, test.values[0])
@@ -241,7 +241,7 @@ class PartitionFilterGenerator:
 
     def cond(self, index: int, op: str, value) -> Cond:
         kind = self.kinds[index]
-        shown = ast.render_literal(ast.Str(value)) if kind.domain == STRING else str(value)
+        shown = _shown(value) if kind.domain == STRING else str(value)
         return Cond(index, op, rowkey.encode_typed(kind.domain, value), f"{self.names[index]} {op} {shown}")
 
     def leaf_plan(self, leaf) -> ScanPlan:
@@ -287,6 +287,14 @@ class PartitionFilterGenerator:
             return Plan(self, [ScanPlan(filters=(combined,))], collapsed="a branch has no condition on "
                         f"{self.names[0]}: one filtered scan")
         return Plan(self, plans)
+
+
+def _shown(text: str) -> str:
+    """A string literal for plans (quoted as Hive would; JSON-quoted when Hive cannot)."""
+    for quote in ('"', "'"):
+        if ast.fits_quotes(text, quote):
+            return quote + text + quote
+    return json.dumps(text)
 
 
 class _TooMany(Exception):
