@@ -1,5 +1,10 @@
 """hopshive-metatool: administrative checks on the metastore database.
 
+``hopshive-metatool explain-filter DB TABLE 'FILTER'`` prints how the HBase store runs a
+partition filter: the plan in the notation of HIVE-9452's design (Get, Scan(start, stop),
+setFilter, merge), each HBase call with its row range and filter string, and whether the
+metastore must re-check a residual (LIKE).  It reads the `hbase` section of --config.
+
 ``hopshive-metatool fsck`` lists metadata the foreign keys cannot clean up (see
 hopshive.metastore.fsck); ``--repair`` deletes the orphans among it, in short batches.
 Exit status: 0 when nothing is left to report, 1 when findings remain (report-only kinds,
@@ -16,10 +21,13 @@ import sys
 
 from ..core.config import DATABASE_DEFAULTS, ConfigError, load_config
 from ..core.db import Database, DriverError
+from .app import HBASE_DEFAULTS
+from .exceptions import MetastoreError
 from .fsck import DEFAULT_BATCH_SIZE, DEFAULT_GRACE_SECONDS, Report, find_orphans, repair_in_batches
 
 DEFAULTS = {"database": dict(DATABASE_DEFAULTS),
-            "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE}}
+            "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE},
+            "hbase": dict(HBASE_DEFAULTS)}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,7 +41,26 @@ def _parser() -> argparse.ArgumentParser:
                       help=f"ignore rows younger than this (default {DEFAULT_GRACE_SECONDS:g})")
     fsck.add_argument("--batch-size", type=int, metavar="N",
                       help=f"orphans deleted per transaction (default {DEFAULT_BATCH_SIZE})")
+    explain = commands.add_parser("explain-filter", help="print the HBase store's plan for a partition filter")
+    explain.add_argument("db")
+    explain.add_argument("table")
+    explain.add_argument("filter", help="a Hive partition filter, e.g. \"p1 > 10 and p2 = 'x'\"")
+    explain.add_argument("--config", help="YAML file with an `hbase` section (host, port, table_prefix)")
     return parser
+
+
+def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
+    from .stores.hbase_store import HBaseStore
+    db = Database(config["database"])
+    try:
+        store = HBaseStore(db, config["hbase"])
+        print(store.explain(db_name.lower(), table.lower(), text))
+        return 0
+    except MetastoreError as exc:
+        print(f"hopshive-metatool: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        db.close()
 
 
 def _print_report(report: Report, title: str) -> None:
@@ -69,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = load_config(DEFAULTS, args.config)
+        if args.command == "explain-filter":
+            return run_explain(config, args.db, args.table, args.filter)
         grace = float(args.grace if args.grace is not None else config["fsck"]["grace_seconds"])
         batch_size = int(args.batch_size or config["fsck"]["batch_size"])
         db = Database(config["database"])
