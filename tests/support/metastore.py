@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import copy
 import os
-import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -20,10 +17,10 @@ from hopshive.core.service import listen
 from hopshive.metastore.app import DEFAULTS, Metastore
 from tests.support.hms import INVARIANTS, UNOWNED_SDS, thrift_client, violations  # noqa: F401 (re-exported)
 from tests.support.mariadb import _free_port
-from tests.support.namenode import wait_until
+
+from tests.support.process import ServiceProcess
 
 SERVICE_USER = "hive"
-
 
 def settings(database: dict, namenode_address: str, **metastore) -> dict:
     """A full metastore configuration for tests (namespace superusers as the namenode's)."""
@@ -37,7 +34,6 @@ def settings(database: dict, namenode_address: str, **metastore) -> dict:
     config["metastore"].update(metastore)
     config["namespace"]["superusers"] = ["hdfs", SERVICE_USER]
     return config
-
 
 class InThreadMetastore:
     def __init__(self, config: dict):
@@ -62,51 +58,19 @@ class InThreadMetastore:
         self.metastore.stop(5.0)
         self.thread.join(10)
 
-
-class MetastoreProcess:
+class MetastoreProcess(ServiceProcess):
     """``python -m hopshive.metastore.server --config FILE`` on a free port."""
+    name = "hopshive-metastore"
+    module = "hopshive.metastore.server"
+    probe = "hopshive.metastore.probe"
 
     def __init__(self, base: Path, config: dict):
-        self.base = base
         base.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
         self.config = copy.deepcopy(config)
-        self.config["metastore"]["port"] = self.port
-        self.config_path = base / "metastore.yaml"
-        self.config_path.write_text(yaml.safe_dump(self.config))
-        self.log_path = base / "metastore.log"
-        self.process: subprocess.Popen | None = None
-
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except FileNotFoundError:
-            return "(no log)"
-
-    def _healthy(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"hopshive-metastore exited with {self.process.returncode}:\n{self.log_tail()}")
-        return subprocess.run([sys.executable, "-m", "hopshive.metastore.probe", "--port", str(self.port),
-                               "--timeout", "2"], capture_output=True).returncode == 0
-
-    def start(self) -> "MetastoreProcess":
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "hopshive.metastore.server", "--config",
-                                             str(self.config_path)], stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
-        wait_until(self._healthy, 60, lambda _: f"metastore never became healthy:\n{self.log_tail()}")
-        return self
-
-    def stop(self, grace: float = 20.0) -> int:
-        if self.process is None or self.process.poll() is not None:
-            return self.process.returncode if self.process else 0
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            raise AssertionError(f"hopshive-metastore ignored SIGTERM:\n{self.log_tail()}")
-
+        self.config["metastore"]["port"] = _free_port()
+        config_path = base / "metastore.yaml"
+        config_path.write_text(yaml.safe_dump(self.config))
+        super().__init__(base, self.config["metastore"]["port"], config_path)
 
 def invariant_violations(database, owned: bool = True) -> dict:
     """What breaks the consistency invariants (empty when sound); see tests.support.hms."""

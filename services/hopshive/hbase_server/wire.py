@@ -20,6 +20,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.thrift import TApplicationException, TProcessor
 from thriftpy2.transport import TBufferedTransportFactory, TSocket, TTransportException
 
+from ..core.service import accepted
 from .exceptions import HBaseError, IllegalArgument, TableExists
 
 log = logging.getLogger("hopshive.hbase")
@@ -81,16 +82,7 @@ class ThriftServer:
         self._trans = TBufferedTransportFactory()
 
     def serve(self) -> None:
-        self.sock.settimeout(0.5)
-        while not self.stopping.is_set():
-            try:
-                client, peer = self.sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                if self.stopping.is_set():
-                    break
-                raise
+        for client, peer in accepted(self.sock, self.stopping):
             client.settimeout(self.read_timeout)
             # a response larger than the transport's buffer goes out in several writes: without
             # NODELAY the last one waits for the client's delayed ACK (~40 ms per call)
