@@ -70,6 +70,7 @@ class Result:
     keep: bool
     cells: list[Cell]
     stop: bool = False        # no later row can match (WHILE, PageFilter, InclusiveStopFilter)
+    seek: bytes | None = None # no row before this key can match (a hint, as HBase's getNextCellHint)
 
 
 # ------------------------------------------------------------------ comparators
@@ -242,10 +243,10 @@ class TimestampsFilter(Filter):
         return Result(bool(kept), kept)
 
 
-def key_field(row: bytes, index: int) -> bytes | None:
-    """Field ``index`` of a row key with an offsets trailer: the key ends with the fields'
-    start offsets (2 bytes each, big-endian) and one byte holding their count; field ``i``
-    runs from its start to the next field's start (the last one to the trailer)."""
+def field_span(row: bytes, index: int) -> tuple[int, int] | None:
+    """Where field ``index`` of a row key with an offsets trailer lies: the key ends with the
+    fields' start offsets (2 bytes each, big-endian) and one byte holding their count; field
+    ``i`` runs from its start to the next field's start (the last one to the trailer)."""
     if not row:
         return None
     count = row[-1]
@@ -261,7 +262,19 @@ def key_field(row: bytes, index: int) -> bytes | None:
     finish = start(index + 1) if index + 1 < count else body_end
     if not 0 <= begin <= finish <= body_end:
         return None
-    return row[begin:finish]
+    return begin, finish
+
+
+def key_field(row: bytes, index: int) -> bytes | None:
+    """Field ``index`` of a row key with an offsets trailer (see ``field_span``)."""
+    span = field_span(row, index)
+    return None if span is None else row[span[0]:span[1]]
+
+
+def prefix_successor(prefix: bytes) -> bytes:
+    """The smallest key after every key starting with ``prefix`` (b"": none)."""
+    trimmed = prefix.rstrip(b"\xff")
+    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else b""
 
 
 @dataclass
@@ -271,8 +284,26 @@ class KeyFieldFilter(Filter):
     comparator: Comparator
 
     def apply(self, row, cells):
-        value = key_field(row, self.index)
-        return Result(value is not None and self.comparator.matches(self.op, value), cells)
+        span = field_span(row, self.index)
+        if span is None:
+            return Result(False, cells)
+        value = row[span[0]:span[1]]
+        if self.comparator.matches(self.op, value):
+            return Result(True, cells)
+        return Result(False, cells, seek=self._hint(row[:span[0]], value))
+
+    def _hint(self, before: bytes, value: bytes) -> bytes | None:
+        """Skip scan: the fields before this one are fixed by ``before``; the next row that can
+        match has this field at the bound (below it) or the next value of those before it
+        (above it).  Keys are prefix-free fields, so both are exact, and always after ``row``."""
+        if self.comparator.kind != "binary":
+            return None
+        bound = self.comparator.value
+        if value < bound and self.op in (">=", "=", ">"):
+            return before + bound if self.op != ">" else prefix_successor(before + bound) or None
+        if value >= bound and self.op in ("<", "<=", "="):
+            return prefix_successor(before) or None
+        return None
 
 
 @dataclass
@@ -285,7 +316,7 @@ class And(Filter):
             result = part.apply(row, cells)
             stop = stop or result.stop
             if not result.keep:
-                return Result(False, [], stop)
+                return Result(False, [], stop, result.seek)
             cells = result.cells
         return Result(True, cells, stop)
 
@@ -298,7 +329,9 @@ class Or(Filter):
         results = [part.apply(row, cells) for part in self.parts]
         kept = [r for r in results if r.keep]
         union = {c[0]: c for r in kept for c in r.cells}
-        return Result(bool(kept), [union[k] for k in sorted(union)], all(r.stop for r in results))
+        seeks = [r.seek for r in results]
+        seek = min(seeks) if not kept and all(seeks) else None
+        return Result(bool(kept), [union[k] for k in sorted(union)], all(r.stop for r in results), seek)
 
 
 @dataclass

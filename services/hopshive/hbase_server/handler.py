@@ -58,6 +58,8 @@ class Scanner:
     pending: list = field(default_factory=list)     # results of a row split by batch
     exhausted: bool = False
     used: float = field(default_factory=time.monotonic)
+    rows_read: int = 0
+    rows_returned: int = 0
 
 
 class HBaseHandler:
@@ -292,12 +294,17 @@ class HBaseHandler:
                                      SCAN_CHUNK)
             for row, cells in rows:
                 scanner.after = row
+                scanner.rows_read += 1
                 selected = select(cells, scanner.columns, scanner.before)
                 if scanner.filter is not None:
                     result = scanner.filter.apply(row, selected)
                     scanner.exhausted = result.stop
                     selected = result.cells if result.keep else []
+                    if result.seek is not None and not scanner.reverse and result.seek > row and not result.keep:
+                        scanner.start, scanner.after = result.seek, None      # skip scan
+                        break
                 if selected:
+                    scanner.rows_returned += 1
                     step = scanner.batch or len(selected)
                     for i in range(0, len(selected), step):
                         result_row = self._row_result(row, selected[i:i + step], scanner.sort_columns)
@@ -305,10 +312,13 @@ class HBaseHandler:
                 if len(out) >= wanted or scanner.exhausted:
                     break
             else:
-                scanner.exhausted = len(rows) < SCAN_CHUNK
+                scanner.exhausted = scanner.exhausted or len(rows) < SCAN_CHUNK
         return out
 
     def scannerClose(self, id):
         with self._lock:
-            if self._scanners.pop(id, None) is None:
-                raise NoSuchScanner(id)
+            scanner = self._scanners.pop(id, None)
+        if scanner is None:
+            raise NoSuchScanner(id)
+        log.debug("scanner closed", extra={"table": scanner.table.decode("utf-8", "replace"),
+                                           "rows_read": scanner.rows_read, "rows_returned": scanner.rows_returned})
