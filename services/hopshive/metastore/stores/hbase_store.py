@@ -159,17 +159,20 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             sds.delete(digest)
 
     def _load_sds(self, t, digests) -> dict[bytes, object]:
+        """hash -> the shared StorageDescriptor, decoded once per call."""
         wanted = [d for d in dict.fromkeys(digests) if d]
         out = {}
         for start in range(0, len(wanted), 500):
             for key, data in t("sds").rows(wanted[start:start + 500], columns=[OBJ]):
-                out[key] = data[OBJ]
+                out[key] = _decode(api.StorageDescriptor, data[OBJ])
         return out
 
     @staticmethod
-    def _with_sd(obj, blobs: dict, data: dict):
-        blob = blobs.get(data.get(SD))
-        obj.sd = _decode(api.StorageDescriptor, blob) if blob else None
+    def _with_sd(obj, shared: dict, data: dict):
+        """``obj`` with its SD: a shallow copy of the shared one (callers treat results as
+        read-only; writers deep-copy before changing) with the object's own location."""
+        sd = shared.get(data.get(SD))
+        obj.sd = copy.copy(sd) if sd is not None else None
         if obj.sd is not None:
             obj.sd.location = data.get(LOC, b"").decode() or None
         return obj
