@@ -38,15 +38,19 @@ partitions and statistics before the table row).  A crash in between leaves only
 unreferenced rows (an SD with a stale count, statistics or partitions of a table row that
 is gone) or a directory without metadata -- never metadata naming a missing parent.
 Directories deleted behind the metastore's back (no inode foreign key here) are not
-followed yet: see the README.  Writers of one table are not serialised against each other.
+followed yet: see the README.  Writers of one table take turns within a process; writers
+in different processes or instances are not serialised (no cross-row transactions).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import logging
+import threading
 import time
+from collections import defaultdict
 from typing import Mapping, Sequence
 
 import happybase
@@ -100,6 +104,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                                              port=int(self.config["port"]),
                                              timeout=int(float(self.config["timeout"]) * 1000))
         self.names = {t: (self.config["table_prefix"] + t).encode() for t in TABLES}
+        self._table_locks: defaultdict = defaultdict(threading.RLock)
         with self.pool.connection() as conn:
             existing = set(conn.tables())
             for table, family in TABLES.items():
@@ -130,6 +135,13 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             if type(exc).__name__ in ("IOError", "IllegalArgument", "TTransportException", "TApplicationException"):
                 raise MetastoreError(f"HBase error: {getattr(exc, 'message', exc)}") from exc
             raise
+
+    @contextlib.contextmanager
+    def _writing(self, db_name: str, table_name: str):
+        """Writers of one table in this process take turns (HBase has no row locks across
+        rows; other processes and instances are not serialised -- see the module doc)."""
+        with self._table_locks[(db_name, table_name)]:
+            yield
 
     def _dirs(self, work):
         """Directory operations run on the namespace's database, in their own transaction."""
@@ -251,7 +263,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             location = table.sd.location if table.sd else None
             self._dirs(lambda tx: dirs.link(tx, location, create=create_dir, foreign_ok=not create_dir))
             self._put_table(t, key, table)
-        self._hb(work)
+        with self._writing(table.dbName, table.tableName):
+            self._hb(work)
 
     def _put_table(self, t, key: bytes, table) -> None:
         stored = copy.copy(table)
@@ -321,7 +334,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 self._move_stats(t, db_name, name, new_db, new_name)
                 t("tbls").delete(_s(db_name) + _s(name))
             self._release_sd(t, old_data.get(SD))
-        self._hb(work)
+        with self._writing(db_name, name):
+            self._hb(work)
 
     def _move_partitions(self, t, old, new, parts, cascade: bool) -> None:
         """Partitions follow a renamed or moved table (new row keys, new locations) and take
@@ -373,7 +387,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                     if part_location and replace_prefix(part_location, location or "\0", "") == part_location:
                         dirs.delete(tx, part_location, table.owner, purge)
             self._dirs(remove)
-        self._hb(work)
+        with self._writing(db_name, name):
+            self._hb(work)
 
     # --------------------------------------------------------------- partitions
     @staticmethod
@@ -428,7 +443,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             for key, name, part in new:
                 self._put_partition(t, key, part, name)
             return [p for _, _, p in new]
-        return self._hb(work)
+        with self._writing(db_name, table_name):
+            return self._hb(work)
 
     @staticmethod
     def _new_partition(table, name: str, values: list, part):
@@ -578,7 +594,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                     updated.sd.location = updated.sd.location or (old.sd.location if old.sd else None)
                 self._put_partition(t, key, updated, name)
                 self._release_sd(t, data.get(SD))
-        self._hb(work)
+        with self._writing(db_name, table_name):
+            self._hb(work)
 
     def rename_partition(self, db_name: str, table_name: str, values: Sequence[str], new_part, dirs) -> None:
         def work(t):
@@ -611,7 +628,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
                                  new_name)
             self._release_sd(t, data.get(SD))
-        self._hb(work)
+        with self._writing(db_name, table_name):
+            self._hb(work)
 
     def drop_partitions(self, db_name: str, table_name: str, values_list: Sequence[Sequence[str]], dirs,
                         if_exists: bool = False, purge: bool = False) -> list:
@@ -651,7 +669,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                             parent = parent.rsplit("/", 1)[0]
                 self._dirs(remove)
             return sorted(dropped, key=lambda p: make_part_name(keys, p.values))
-        return self._hb(work)
+        with self._writing(db_name, table_name):
+            return self._hb(work)
 
     # ---------------------------------------------------------------- functions
     def create_function(self, function) -> None:
