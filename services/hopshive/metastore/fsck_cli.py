@@ -1,5 +1,8 @@
 """hopshive-metatool: administrative checks on the metastore database.
 
+``hopshive-metatool fsck-hbase [--repair]`` does the same for the HBase store (rows a crash
+between two HBase writes left unreferenced; see ``stores/hbase/fsck.py``).
+
 ``hopshive-metatool explain-filter DB TABLE 'FILTER'`` prints how the HBase store runs a
 partition filter: the plan in the notation of HIVE-9452's design (Get, Scan(start, stop),
 setFilter, merge), each HBase call with its row range and filter string, and whether the
@@ -41,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
                       help=f"ignore rows younger than this (default {DEFAULT_GRACE_SECONDS:g})")
     fsck.add_argument("--batch-size", type=int, metavar="N",
                       help=f"orphans deleted per transaction (default {DEFAULT_BATCH_SIZE})")
+    hbase_fsck = commands.add_parser("fsck-hbase", help="find (and with --repair fix) leftovers in the HBase store")
+    hbase_fsck.add_argument("--config", help="YAML file with an `hbase` section (host, port, table_prefix)")
+    hbase_fsck.add_argument("--repair", action="store_true", help="delete orphans, fix descriptor counters")
     explain = commands.add_parser("explain-filter", help="print the HBase store's plan for a partition filter")
     explain.add_argument("db")
     explain.add_argument("table")
@@ -59,6 +65,30 @@ def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
     except MetastoreError as exc:
         print(f"hopshive-metatool: {exc}", file=sys.stderr)
         return 1
+    finally:
+        db.close()
+
+
+def run_hbase_fsck(config: dict, do_repair: bool) -> int:
+    from .stores.hbase import fsck as hbase_fsck
+    from .stores.hbase_store import HBaseStore
+    db = Database(config["database"])
+    try:
+        store = HBaseStore(db, config["hbase"])
+        report = hbase_fsck.find(store)
+        print("hbase store fsck: " + (", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
+                                      or "nothing found"))
+        for finding in report.findings:
+            print(f"  {finding.kind} {finding.table}/{finding.row.hex()}: {finding.what}"
+                  f" [{'repairable' if finding.repairable else 'report only'}]")
+        if do_repair and report.findings:
+            done = hbase_fsck.repair(store, report)
+            print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
+            report = hbase_fsck.find(store)
+        return 1 if report.findings else 0
+    except MetastoreError as exc:
+        print(f"hopshive-metatool: {exc}", file=sys.stderr)
+        return 2
     finally:
         db.close()
 
@@ -98,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(DEFAULTS, args.config)
         if args.command == "explain-filter":
             return run_explain(config, args.db, args.table, args.filter)
+        if args.command == "fsck-hbase":
+            return run_hbase_fsck(config, args.repair)
         grace = float(args.grace if args.grace is not None else config["fsck"]["grace_seconds"])
         batch_size = int(args.batch_size or config["fsck"]["batch_size"])
         db = Database(config["database"])

@@ -36,7 +36,8 @@ goes first on create (the directory exists before any metadata names it) and las
 parents and deleted before them (SD row before the partition that references it; a table's
 partitions and statistics before the table row).  A crash in between leaves only
 unreferenced rows (an SD with a stale count, statistics or partitions of a table row that
-is gone) or a directory without metadata -- never metadata naming a missing parent.
+is gone) or a directory without metadata -- never metadata naming a missing parent;
+``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes those rows.
 Directories deleted behind the metastore's back (no inode foreign key here) are not
 followed yet: see the README.  Writers of one table take turns within a process; writers
 in different processes or instances are not serialised (no cross-row transactions).
