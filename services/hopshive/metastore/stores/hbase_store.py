@@ -87,6 +87,13 @@ def _decode(cls, data: bytes):
     return deserialize(cls(), data, _PROTOCOL)
 
 
+def _shallow(struct):
+    """A shallow copy of a Thrift struct (copy.copy's generic path costs ~10 us)."""
+    twin = object.__new__(type(struct))
+    twin.__dict__.update(struct.__dict__)
+    return twin
+
+
 def _s(text: str) -> bytes:
     return rowkey.encode_string(text)
 
@@ -185,7 +192,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         """``obj`` with its SD: a shallow copy of the shared one (callers treat results as
         read-only; writers deep-copy before changing) with the object's own location."""
         sd = shared.get(data.get(SD))
-        obj.sd = copy.copy(sd) if sd is not None else None
+        obj.sd = _shallow(sd) if sd is not None else None
         if obj.sd is not None:
             obj.sd.location = data.get(LOC, b"").decode() or None
         return obj
