@@ -94,17 +94,22 @@ def test_fsck_finds_and_repairs_what_a_crash_leaves(metastore, sales, hbase_serv
     digest = data[b"i:sd"]
     sds.counter_inc(digest, b"i:refs", 2)
     conn.close()
-    config = tmp_path / "metatool.yaml"
-    config.write_text(yaml.safe_dump({"database": db.config, "hbase": metastore.config["hbase"]}))
+    # a partition directory deleted behind the metastore's back (no foreign key follows it)
+    gone = metastore.store.get_partition("default", "sales", ["2024", "us", "2024-01-02"])
+    dirs = metastore.metastore.warehouse.service()
+    db.run(lambda tx: dirs.delete(tx, gone.sd.location, "alice"))
+    config = tmp_path / "metastore.yaml"
+    config.write_text(yaml.safe_dump(metastore.config))
     run = lambda *extra: subprocess.run([sys.executable, "-m", "hopshive.metastore.fsck_cli", "fsck-hbase",  # noqa: E731
                                          "--config", str(config), *extra], capture_output=True, text=True)
     found = run()
     assert found.returncode == 1, found.stderr
     assert "orphan partition 1" in found.stdout and "orphan statistics 1" in found.stdout
     assert "descriptor count 1" in found.stdout      # 13 references (table + 12 partitions), counter 15
+    assert "partition without directory 1" in found.stdout and "2024-01-02" in found.stdout
     repaired = run("--repair")
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     assert run().stdout.startswith("hbase store fsck: nothing found")
-    assert len(metastore.store.get_partitions("default", "sales")) == 12
+    assert len(metastore.store.get_partitions("default", "sales")) == 11
     assert struct.unpack(">q", happybase.Connection("127.0.0.1", hbase_server.port).table(f"{prefix}sds")
-                         .row(digest)[b"i:refs"])[0] == 13
+                         .row(digest)[b"i:refs"])[0] == 12

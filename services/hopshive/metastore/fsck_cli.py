@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     fsck.add_argument("--batch-size", type=int, metavar="N",
                       help=f"orphans deleted per transaction (default {DEFAULT_BATCH_SIZE})")
     hbase_fsck = commands.add_parser("fsck-hbase", help="find (and with --repair fix) leftovers in the HBase store")
-    hbase_fsck.add_argument("--config", help="YAML file with an `hbase` section (host, port, table_prefix)")
+    hbase_fsck.add_argument("--config", help="a metastore instance's configuration (database, metastore, hbase, "
+                                             "namespace): also finds metadata whose directory is gone")
     hbase_fsck.add_argument("--repair", action="store_true", help="delete orphans, fix descriptor counters")
     explain = commands.add_parser("explain-filter", help="print the HBase store's plan for a partition filter")
     explain.add_argument("db")
@@ -70,12 +71,18 @@ def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
 
 
 def run_hbase_fsck(config: dict, do_repair: bool) -> int:
+    from ..namespace.liveness import Liveness
+    from ..namespace.namespace import Namespace
+    from .locations import Locations
     from .stores.hbase import fsck as hbase_fsck
     from .stores.hbase_store import HBaseStore
     db = Database(config["database"])
     try:
         store = HBaseStore(db, config["hbase"])
-        report = hbase_fsck.find(store)
+        ms = config["metastore"]
+        namespace = Namespace(db, config["namespace"], "metatool", Liveness(db, "metatool", 10.0))
+        locations = Locations(ms["namespace_uris"], ms["warehouse"])
+        report = hbase_fsck.find(store, namespace, locations)
         print("hbase store fsck: " + (", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
                                       or "nothing found"))
         for finding in report.findings:
@@ -84,7 +91,7 @@ def run_hbase_fsck(config: dict, do_repair: bool) -> int:
         if do_repair and report.findings:
             done = hbase_fsck.repair(store, report)
             print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
-            report = hbase_fsck.find(store)
+            report = hbase_fsck.find(store, namespace, locations)
         return 1 if report.findings else 0
     except MetastoreError as exc:
         print(f"hopshive-metatool: {exc}", file=sys.stderr)
@@ -125,11 +132,12 @@ def run_fsck(db: Database, repair: bool, grace: float, batch_size: int, as_json:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "fsck-hbase":
+            from .app import DEFAULTS as METASTORE_DEFAULTS
+            return run_hbase_fsck(load_config(METASTORE_DEFAULTS, args.config), args.repair)
         config = load_config(DEFAULTS, args.config)
         if args.command == "explain-filter":
             return run_explain(config, args.db, args.table, args.filter)
-        if args.command == "fsck-hbase":
-            return run_hbase_fsck(config, args.repair)
         grace = float(args.grace if args.grace is not None else config["fsck"]["grace_seconds"])
         batch_size = int(args.batch_size or config["fsck"]["batch_size"])
         db = Database(config["database"])

@@ -6,6 +6,14 @@ Findings (all repairable): ``orphan table`` (its database is gone), ``orphan par
 (database gone), ``descriptor count`` (an SD's reference counter differs from the rows, orphans not
 counted, that reference it; repaired by setting it), ``unused descriptor`` (no reference; deleted).
 Report only: ``missing descriptor`` (a row references an SD hash that is not stored).
+
+With the namespace (``--config`` of a metastore instance): ``table without directory`` and
+``partition without directory`` -- metadata whose directory in the HopsHive namespace was
+deleted or moved behind the metastore's back (the MariaDB store's inode foreign keys do this
+at once; the HBase store has none).  Repair drops that metadata, keeping the data (there is
+none).  This is the recovery for a crash between a directory change and its HBase write,
+whose order the store's module docstring gives.
+
 Run it when no DDL is in flight: a write between the reads can look like an orphan.
 """
 
@@ -16,7 +24,18 @@ from dataclasses import dataclass, field
 
 from . import rowkey
 
-OBJ, SD, REFS = b"i:obj", b"i:sd", b"i:refs"
+OBJ, SD, REFS, LOC = b"i:obj", b"i:sd", b"i:refs", b"i:loc"
+
+
+def _gone(namespace, locations, data: dict) -> bool:
+    """Whether the row's location is in our namespace and its directory does not exist."""
+    uri = data.get(LOC, b"").decode()
+    if not uri:
+        return False
+    location = locations.parse(uri)
+    if not location.ours:
+        return False
+    return namespace.db.run(lambda tx: namespace.resolve(tx, location.path), readonly=True) is None
 
 
 @dataclass
@@ -27,6 +46,7 @@ class Finding:
     what: str
     repairable: bool = True
     value: int | None = None   # descriptor count: the right value
+    target: tuple = ()         # without directory: (db, table) or (db, table, values)
 
 
 @dataclass
@@ -46,8 +66,9 @@ def _strings(key: bytes, count: int) -> list[str]:
     return out
 
 
-def find(store) -> HBaseReport:
-    """Read every table of ``store`` (an HBaseStore) and report what is inconsistent."""
+def find(store, namespace=None, locations=None) -> HBaseReport:
+    """Read every table of ``store`` (an HBaseStore) and report what is inconsistent; with
+    ``namespace`` and ``locations`` (the metastore's) also metadata whose directory is gone."""
     from ..hbase_store import _decode
     from ...api import api
 
@@ -63,8 +84,11 @@ def find(store) -> HBaseReport:
                 continue
             tables[(db_name, name)] = key
             refs[data.get(SD)] += 1
+            if namespace is not None and _gone(namespace, locations, data):
+                report.findings.append(Finding("table without directory", "tbls", key,
+                                               f"{db_name}.{name} {data[LOC].decode()}", target=(db_name, name)))
         part_names = set()
-        for key, data in t("parts").scan(columns=[OBJ, SD, b"i:name"]):
+        for key, data in t("parts").scan(columns=[OBJ, SD, LOC, b"i:name"]):
             part = _decode(api.Partition, data[OBJ])
             if (part.dbName, part.tableName) not in tables:
                 report.findings.append(Finding("orphan partition", "parts", key,
@@ -72,6 +96,10 @@ def find(store) -> HBaseReport:
                 continue
             part_names.add((part.dbName, part.tableName, data.get(b"i:name", b"").decode()))
             refs[data.get(SD)] += 1
+            if namespace is not None and _gone(namespace, locations, data):
+                report.findings.append(Finding("partition without directory", "parts", key,
+                                               f"{part.dbName}.{part.tableName} {data[LOC].decode()}",
+                                               target=(part.dbName, part.tableName, tuple(part.values))))
         for key, _ in t("stats").scan(filter=b"KeyOnlyFilter()"):
             db_name, name, part = _strings(key, 3)
             if (db_name, name) not in tables or (part and (db_name, name, part) not in part_names):
@@ -101,9 +129,21 @@ def repair(store, report: HBaseReport) -> dict[str, int]:
     """Apply the repairable findings; returns how many of each kind."""
     done: Counter = Counter()
 
+    gone_tables = {f.target for f in report.findings if f.kind == "table without directory"}
+    for finding in report.findings:      # through the store: partitions, statistics, SDs go too
+        if finding.kind == "table without directory":
+            store.drop_table(*finding.target, None)
+            done[finding.kind] += 1
+        elif finding.kind == "partition without directory" and finding.target[:2] not in gone_tables:
+            store.drop_partitions(finding.target[0], finding.target[1], [list(finding.target[2])], None,
+                                  if_exists=True)
+            done[finding.kind] += 1
+    if done:      # those drops changed counters: read the store again for the rest
+        report = find(store)
+
     def work(t):
         for finding in report.findings:
-            if not finding.repairable:
+            if not finding.repairable or finding.kind.endswith("without directory"):
                 continue
             if finding.kind == "descriptor count":
                 t("sds").counter_set(finding.row, REFS, finding.value)
