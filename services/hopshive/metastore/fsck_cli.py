@@ -56,18 +56,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
+def _with_hbase_store(config: dict, work, failure: int) -> int:
+    """Run ``work(db, store)`` on the HBase store of ``config``; a store error is printed
+    and becomes exit status ``failure``."""
     from .stores.hbase_store import HBaseStore
     db = Database(config["database"])
     try:
-        store = HBaseStore(db, config["hbase"])
-        print(store.explain(db_name.lower(), table.lower(), text))
-        return 0
+        return work(db, HBaseStore(db, config["hbase"]))
     except MetastoreError as exc:
         print(f"hopshive-metatool: {exc}", file=sys.stderr)
-        return 1
+        return failure
     finally:
         db.close()
+
+
+def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
+    def work(db, store) -> int:
+        print(store.explain(db_name.lower(), table.lower(), text))
+        return 0
+    return _with_hbase_store(config, work, 1)
 
 
 def run_hbase_fsck(config: dict, do_repair: bool) -> int:
@@ -75,10 +82,8 @@ def run_hbase_fsck(config: dict, do_repair: bool) -> int:
     from ..namespace.namespace import Namespace
     from .locations import Locations
     from .stores.hbase import fsck as hbase_fsck
-    from .stores.hbase_store import HBaseStore
-    db = Database(config["database"])
-    try:
-        store = HBaseStore(db, config["hbase"])
+
+    def work(db, store) -> int:
         ms = config["metastore"]
         namespace = Namespace(db, config["namespace"], "metatool", Liveness(db, "metatool", 10.0))
         locations = Locations(ms["namespace_uris"], ms["warehouse"])
@@ -93,11 +98,7 @@ def run_hbase_fsck(config: dict, do_repair: bool) -> int:
             print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
             report = hbase_fsck.find(store, namespace, locations)
         return 1 if report.findings else 0
-    except MetastoreError as exc:
-        print(f"hopshive-metatool: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        db.close()
+    return _with_hbase_store(config, work, 2)
 
 
 def _print_report(report: Report, title: str) -> None:
