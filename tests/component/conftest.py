@@ -11,6 +11,9 @@ from hopshive.core.db import Database
 from hopshive.namespace.liveness import Liveness
 from hopshive.namespace.namespace import Namespace
 from tests.support.library import namespace_config
+# The metastore's store for every module using the metastore fixture (mysql unless a module
+# sets ``store_backend = both_stores``) and our HBase server for the hbase store.
+from tests.support.metastore_fixtures import both_stores, hbase_server, store_backend  # noqa: F401
 from tests.support.namenode import SUPERUSER, NamenodeServer
 from tests.support.schemas import reset_schemas
 from tests.support.webhdfs import Target

@@ -6,7 +6,11 @@ import pytest
 from pymetastore.hive_metastore import ttypes as h3
 
 from hopshive.metastore.api import api
-from tests.support.metastore_fixtures import hms, metastore, partition, table  # noqa: F401
+from tests.support.metastore_fixtures import (both_stores, hbase_server, hms, metastore, partition,  # noqa: F401
+                                               table)
+
+# One contract, both stores (pyiceberg's catalog tests do the same with their backends).
+store_backend = both_stores
 
 pytestmark = pytest.mark.metastore
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.support.metastore import invariant_violations
-from tests.support.metastore_fixtures import metastore  # noqa: F401
+from tests.support.metastore_fixtures import both_stores, hbase_server, metastore  # noqa: F401
+
+# One contract, both stores.
+store_backend = both_stores
 
 pytestmark = pytest.mark.metastore
 hive = pytest.importorskip("pyiceberg.catalog.hive", reason="pyiceberg[hive] is not installed")

@@ -9,7 +9,8 @@ import pytest
 import requests
 
 from hopshive.core.db import Database
-from tests.support.metastore import MetastoreProcess, invariant_violations, settings
+from tests.support.hbase import HBaseServerProcess
+from tests.support.metastore import MetastoreProcess, invariant_violations, settings, thrift_client
 from tests.support.namenode import NamenodeServer
 from tests.support.schemas import reset_schemas
 from tests.support.spark_extension import build_jar, session_args
@@ -19,15 +20,22 @@ pytestmark = [pytest.mark.metastore, pytest.mark.spark]
 TIMEOUT = 900
 
 
-@pytest.fixture(scope="module")
-def stack(mariadb, tmp_path_factory):
+@pytest.fixture(scope="module", params=["mysql", "hbase"])
+def stack(mariadb, tmp_path_factory, request):
+    """The stack on each metastore store (the HBase store on our HBase Thrift server)."""
     base = tmp_path_factory.mktemp("spark-stack")
     database = Database(mariadb.config)
     reset_schemas(database)
     namenode = NamenodeServer(base / "namenode", mariadb.config, workers=1).start()
-    metastore = MetastoreProcess(base / "metastore", settings(mariadb.config, namenode.address)).start()
+    config = settings(mariadb.config, namenode.address, backend=request.param)
+    hbase = HBaseServerProcess(base / "hbase").start() if request.param == "hbase" else None
+    if hbase is not None:
+        config["hbase"]["port"] = hbase.port
+    metastore = MetastoreProcess(base / "metastore", config).start()
     yield {"base": base, "db": database, "namenode": namenode, "metastore": metastore}
     code = metastore.stop()
+    if hbase is not None:
+        hbase.stop()
     namenode.stop()
     database.close()
     assert code == 0, metastore.log_tail()
@@ -67,9 +75,9 @@ def test_overwrite_and_truncate_keep_the_table(workload):
 
 
 def test_workload_leaves_consistent_metadata(workload, stack):
-    assert invariant_violations(stack["db"]) == {}
-    with stack["db"].transaction() as tx:
-        assert tx.query("SELECT NAME FROM metastore.DBS") == [("default",)]
+    assert invariant_violations(stack["db"]) == {}     # the MariaDB store's (vacuous on HBase)
+    with thrift_client(stack["metastore"].port) as hms:
+        assert hms.get_all_databases() == ["default"]
 
 
 def test_drop_database_cascade_leaves_no_directory(workload, stack):

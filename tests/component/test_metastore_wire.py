@@ -6,7 +6,10 @@ import pytest
 from pymetastore.hive_metastore import ttypes as h3
 
 from hopshive.metastore.api import api
-from tests.support.metastore_fixtures import WAREHOUSE, hms, hms2, metastore, partition, table  # noqa: F401
+from tests.support.metastore_fixtures import both_stores, hbase_server, WAREHOUSE, hms, hms2, metastore, partition, table  # noqa: F401
+
+# One contract, both stores.
+store_backend = both_stores
 
 pytestmark = pytest.mark.metastore
 

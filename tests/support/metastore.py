@@ -21,7 +21,6 @@ from tests.support.service_process import ServiceProcess
 
 SERVICE_USER = "hive"
 
-
 def settings(database: dict, namenode_address: str, **metastore) -> dict:
     """A full metastore configuration for tests (namespace superusers as the namenode's)."""
     config = load_config(DEFAULTS, environ={})
@@ -34,7 +33,6 @@ def settings(database: dict, namenode_address: str, **metastore) -> dict:
     config["metastore"].update(metastore)
     config["namespace"]["superusers"] = ["hdfs", SERVICE_USER]
     return config
-
 
 class InThreadMetastore:
     def __init__(self, config: dict):

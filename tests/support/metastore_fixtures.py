@@ -12,9 +12,43 @@ WAREHOUSE = f"webhdfs://{FAKE_NAMENODE}/user/hive/warehouse"
 
 
 @pytest.fixture
-def metastore(db):
+def store_backend():
+    """The metastore's store; a test module runs on both with ``store_backend = both_stores``."""
+    return "mysql"
+
+
+@pytest.fixture(params=["mysql", "hbase"])
+def both_stores(request):
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def hbase_server(tmp_path_factory):
+    from tests.support.hbase import HBaseServerProcess
+    server = HBaseServerProcess(tmp_path_factory.mktemp("hbase-store")).start()
+    yield server
+    server.stop()
+
+
+def store_settings(request, backend: str) -> dict:
+    """metastore settings for a backend; the HBase store gets fresh tables per test (a prefix)."""
+    if backend != "hbase":
+        return {}
+    server = request.getfixturevalue("hbase_server")
+    _counter[0] += 1
+    return {"backend": "hbase", "hbase": {"port": server.port, "table_prefix": f"t{_counter[0]}_", "pool_size": 4}}
+
+
+_counter = [0]
+
+
+@pytest.fixture
+def metastore(db, store_backend, request):
     """A metastore in this process on fresh schemas (its namespace is the same database)."""
-    server = InThreadMetastore(settings(db.config, FAKE_NAMENODE)).start()
+    extra = store_settings(request, store_backend)
+    config = settings(db.config, FAKE_NAMENODE, **{k: v for k, v in extra.items() if k != "hbase"})
+    config["hbase"].update(extra.get("hbase", {}))
+    server = InThreadMetastore(config).start()
     yield server
     server.stop()
 

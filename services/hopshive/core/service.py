@@ -31,6 +31,22 @@ def listen(host: str, port: int, backlog: int = 1024) -> socket.socket:
     return sock
 
 
+def accepted(sock: socket.socket, stopping, poll: float = 0.5):
+    """Yield (connection, address) from a listening socket until ``stopping`` (an Event) is
+    set; the socket is polled every ``poll`` seconds so a stop is noticed."""
+    sock.settimeout(poll)
+    while not stopping.is_set():
+        try:
+            conn, address = sock.accept()
+        except socket.timeout:
+            continue
+        except OSError:
+            if stopping.is_set():
+                break
+            raise
+        yield conn, address
+
+
 def tune_gc() -> None:
     """Fewer and cheaper cyclic garbage collections.  What start-up made (modules, classes,
     configuration) is moved out of the collector's sight, so full collections stop

@@ -21,6 +21,10 @@ from .thrift.processor import Processor
 from .thrift.server import ThriftServer
 from .warehouse import Warehouse
 
+# The defaults only: importing the module needs happybase, which only the hbase backend does.
+HBASE_DEFAULTS = {"host": "127.0.0.1", "port": 9090, "table_prefix": "hopshive_", "pool_size": 8,
+                  "timeout": 30.0, "scan_batch": 1000}
+
 log = logging.getLogger("hopshive.metastore")
 
 DEFAULTS = {
@@ -51,6 +55,8 @@ DEFAULTS = {
         "create_default_database": True,
         "stop_grace": 30.0,
     },
+    # The HBase store (metastore.backend: hbase): its Thrift1 server and table names.
+    "hbase": dict(HBASE_DEFAULTS),
     "namespace": {                          # must match the namenodes' settings
         "superusers": ["hdfs", "hive"],
         "supergroup": "supergroup",
@@ -71,7 +77,7 @@ class Metastore:
         namespace = Namespace(self.db, config["namespace"], address, Liveness(self.db, address, 10.0))
         locations = Locations(ms["namespace_uris"], ms["warehouse"])
         self.warehouse = Warehouse(namespace, locations, ms["service_user"], ms["do_as_client"], ms["use_trash"])
-        self.store = backend(ms["backend"])(self.db)
+        self.store = backend(ms["backend"]).open(self.db, config)
         authorizer = Authorizer(namespace, locations, bool(ms["storage_authorization"]), ms["admin_users"])
         self.handler = Handler(self.store, self.warehouse, authorizer, {
             "lock_timeout": float(ms["lock_timeout"]), "uris": f"thrift://{ms['bind']}:{ms['port']}",

@@ -1,5 +1,13 @@
 """hopshive-metatool: administrative checks on the metastore database.
 
+``hopshive-metatool fsck-hbase [--repair]`` does the same for the HBase store (rows a crash
+between two HBase writes left unreferenced; see ``stores/hbase/fsck.py``).
+
+``hopshive-metatool explain-filter DB TABLE 'FILTER'`` prints how the HBase store runs a
+partition filter: the plan in the notation of HIVE-9452's design (Get, Scan(start, stop),
+setFilter, merge), each HBase call with its row range and filter string, and whether the
+metastore must re-check a residual (LIKE).  It reads the `hbase` section of --config.
+
 ``hopshive-metatool fsck`` lists metadata the foreign keys cannot clean up (see
 hopshive.metastore.fsck); ``--repair`` deletes the orphans among it, in short batches.
 Exit status: 0 when nothing is left to report, 1 when findings remain (report-only kinds,
@@ -20,11 +28,14 @@ import sys
 
 from ..core.config import DATABASE_DEFAULTS, ConfigError, load_config
 from ..core.db import Database, DriverError
+from .app import HBASE_DEFAULTS
+from .exceptions import MetastoreError
 from .fsck import DEFAULT_BATCH_SIZE, DEFAULT_GRACE_SECONDS, Report, find_orphans, repair_in_batches
 
 DEFAULT_CONFIGS = ("/etc/hopshive/metatool.yml", "/etc/hopshive/schematool.yml")
 DEFAULTS = {"database": dict(DATABASE_DEFAULTS),
-            "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE}}
+            "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE},
+            "hbase": dict(HBASE_DEFAULTS)}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,7 +50,61 @@ def _parser() -> argparse.ArgumentParser:
                       help=f"ignore rows younger than this (default {DEFAULT_GRACE_SECONDS:g})")
     fsck.add_argument("--batch-size", type=int, metavar="N",
                       help=f"orphans deleted per transaction (default {DEFAULT_BATCH_SIZE})")
+    hbase_fsck = commands.add_parser("fsck-hbase", help="find (and with --repair fix) leftovers in the HBase store")
+    hbase_fsck.add_argument("--config", help="a metastore instance's configuration (database, metastore, hbase, "
+                                             "namespace): also finds metadata whose directory is gone")
+    hbase_fsck.add_argument("--repair", action="store_true", help="delete orphans, fix descriptor counters")
+    explain = commands.add_parser("explain-filter", help="print the HBase store's plan for a partition filter")
+    explain.add_argument("db")
+    explain.add_argument("table")
+    explain.add_argument("filter", help="a Hive partition filter, e.g. \"p1 > 10 and p2 = 'x'\"")
+    explain.add_argument("--config", help="YAML file with an `hbase` section (host, port, table_prefix)")
     return parser
+
+
+def _with_hbase_store(config: dict, work, failure: int) -> int:
+    """Run ``work(db, store)`` on the HBase store of ``config``; a store error is printed
+    and becomes exit status ``failure``."""
+    from .stores.hbase_store import HBaseStore
+    db = Database(config["database"])
+    try:
+        return work(db, HBaseStore(db, config["hbase"]))
+    except MetastoreError as exc:
+        print(f"hopshive-metatool: {exc}", file=sys.stderr)
+        return failure
+    finally:
+        db.close()
+
+
+def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
+    def work(db, store) -> int:
+        print(store.explain(db_name.lower(), table.lower(), text))
+        return 0
+    return _with_hbase_store(config, work, 1)
+
+
+def run_hbase_fsck(config: dict, do_repair: bool) -> int:
+    from ..namespace.liveness import Liveness
+    from ..namespace.namespace import Namespace
+    from .locations import Locations
+    from .stores.hbase import fsck as hbase_fsck
+
+    def work(db, store) -> int:
+        ms = config["metastore"]
+        namespace = Namespace(db, config["namespace"], "metatool", Liveness(db, "metatool", 10.0))
+        locations = Locations(ms["namespace_uris"], ms["warehouse"])
+        report = hbase_fsck.find(store, namespace, locations)
+        print("hbase store fsck: " + (", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
+                                      or "nothing found"))
+        for finding in report.findings:
+            print(f"  {finding.kind} {finding.table}/{finding.row.hex()}: {finding.what}"
+                  f" [{'repairable' if finding.repairable else 'report only'}]")
+        if do_repair and report.findings:
+            done = hbase_fsck.repair(store, report)
+            print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
+            report = hbase_fsck.find(store, namespace, locations)
+        return 1 if report.findings else 0
+    return _with_hbase_store(config, work, 2)
 
 
 def _print_report(report: Report, title: str) -> None:
@@ -74,6 +139,11 @@ def run_fsck(db: Database, repair: bool, grace: float, batch_size: int, as_json:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "fsck-hbase":
+            from .app import DEFAULTS as METASTORE_DEFAULTS
+            return run_hbase_fsck(load_config(METASTORE_DEFAULTS, args.config), args.repair)
+        if args.command == "explain-filter":
+            return run_explain(load_config(DEFAULTS, args.config), args.db, args.table, args.filter)
         path = args.config or os.environ.get("HOPSHIVE_CONFIG") \
             or next((candidate for candidate in DEFAULT_CONFIGS if os.path.exists(candidate)), None)
         config = load_config(DEFAULTS, path, sections=("database", "fsck"))

@@ -36,6 +36,12 @@ class Capabilities:
 class RawStore(abc.ABC):
     capabilities: Capabilities
 
+    @classmethod
+    def open(cls, db, config: dict) -> "RawStore":
+        """The store for a metastore configuration (a backend with settings of its own
+        reads its section; the default needs only the database)."""
+        return cls(db)
+
     def close(self) -> None:
         """Release connections."""
 

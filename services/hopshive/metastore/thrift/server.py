@@ -20,6 +20,8 @@ from typing import Callable
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TBufferedTransport, TFramedTransport, TTransportBase, TTransportException
 
+from ...core.service import accepted
+
 log = logging.getLogger(__name__)
 
 STRING_LIMIT = 256 * 1024 * 1024
@@ -81,16 +83,7 @@ class ThriftServer:
 
     def serve(self) -> None:
         """Accept connections until ``stop``."""
-        self.sock.settimeout(POLL)
-        while not self.stopping.is_set():
-            try:
-                conn, address = self.sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                if self.stopping.is_set():
-                    break
-                raise
+        for conn, address in accepted(self.sock, self.stopping, POLL):
             with self._lock:
                 if len(self._threads) >= self.max_connections:
                     log.warning("too many connections; refusing one", extra={"peer": address[0]})

@@ -1,0 +1,254 @@
+"""Our HBase Thrift server through the real happybase client: admin, batches, gets, scans
+with filters, counters, versions, bad input, restart and kill -9 durability."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import happybase
+import pytest
+
+from tests.support.hbase import HBaseServerProcess
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    process = HBaseServerProcess(tmp_path_factory.mktemp("hbase")).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def conn(server):
+    connection = happybase.Connection("127.0.0.1", server.port)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def table(conn, request):
+    name = request.node.name.replace("[", "_").replace("]", "_")[:60]
+    conn.create_table(name, {"f": dict(max_versions=3), "g": dict()})
+    yield conn.table(name)
+    conn.delete_table(name, disable=True)
+
+
+def _fill(table, count=20):
+    with table.batch() as batch:
+        for i in range(count):
+            batch.put(b"row%03d" % i, {b"f:a": b"a%d" % i, b"f:b": b"b%d" % (i % 3), b"g:c": b"c"})
+
+
+def test_admin(conn):
+    conn.create_table("admin_t", {"cf1": dict(max_versions=5), "cf2": dict()})
+    try:
+        assert b"admin_t" in conn.tables()
+        families = conn.table("admin_t").families()
+        assert set(families) == {b"cf1", b"cf2"} and families[b"cf1"]["max_versions"] == 5
+        with pytest.raises(Exception, match="already exists"):
+            conn.create_table("admin_t", {"cf1": dict()})
+    finally:
+        conn.delete_table("admin_t", disable=True)
+    assert b"admin_t" not in conn.tables()
+    with pytest.raises(Exception, match="does not exist"):
+        conn.table("admin_t").row(b"x")
+
+
+def test_rows_and_columns(table):
+    _fill(table, 5)
+    assert table.row(b"row001") == {b"f:a": b"a1", b"f:b": b"b1", b"g:c": b"c"}
+    assert table.row(b"row001", columns=[b"g"]) == {b"g:c": b"c"}
+    assert table.row(b"row001", columns=[b"f:b"]) == {b"f:b": b"b1"}
+    assert table.row(b"nope") == {}
+    assert [k for k, _ in table.rows([b"row004", b"nope", b"row000"])] == [b"row004", b"row000"]
+    table.delete(b"row001", columns=[b"f:a"])
+    assert table.row(b"row001") == {b"f:b": b"b1", b"g:c": b"c"}
+    table.delete(b"row001")
+    assert table.row(b"row001") == {}
+    with pytest.raises(Exception, match="column family 'zz' does not exist"):
+        table.put(b"row009", {b"zz:q": b"1"})
+
+
+def test_versions_and_timestamps(table):
+    for ts in (10, 20, 30, 40):
+        table.put(b"r", {b"f:v": b"v%d" % ts}, timestamp=ts)
+    # max_versions=3 keeps the newest three
+    assert table.cells(b"r", b"f:v", versions=10, include_timestamp=True) == [(b"v40", 40), (b"v30", 30),
+                                                                           (b"v20", 20)]
+    assert table.row(b"r", timestamp=35) == {b"f:v": b"v30"}
+    table.delete(b"r", columns=[b"f:v"], timestamp=30)
+    assert table.cells(b"r", b"f:v", versions=10) == [b"v40"]
+
+
+def test_scans(table):
+    _fill(table)
+    keys = [k for k, _ in table.scan()]
+    assert keys == [b"row%03d" % i for i in range(20)]
+    assert [k for k, _ in table.scan(row_start=b"row005", row_stop=b"row008")] == [b"row005", b"row006", b"row007"]
+    assert [k for k, _ in table.scan(row_prefix=b"row01")] == [b"row%03d" % i for i in range(10, 20)]
+    assert [k for k, _ in table.scan(row_start=b"row003", reverse=True)] == [b"row003", b"row002", b"row001",
+                                                                          b"row000"]
+    assert [k for k, _ in table.scan(limit=4, batch_size=3)] == [b"row000", b"row001", b"row002", b"row003"]
+    # batch: a row's columns split into results of at most `batch` columns (scan_batching)
+    parts = list(table.scan(row_start=b"row000", row_stop=b"row001", scan_batching=2))
+    assert [sorted(d) for _, d in parts] == [[b"f:a", b"f:b"], [b"g:c"]]
+    assert [k for k, _ in table.scan(columns=[b"g:c"], row_stop=b"row002")] == [b"row000", b"row001"]
+    ordered = list(table.scan(row_stop=b"row001", sorted_columns=True))
+    assert list(ordered[0][1]) == [b"f:a", b"f:b", b"g:c"]
+
+
+FILTER_CASES = [
+    ("RowFilter(>=, 'binary:row017')", [17, 18, 19], None),
+    ("RowFilter(=, 'regexstring:row00[13]')", [1, 3], None),
+    ("RowFilter(=, 'substring:W01')", list(range(10, 20)), None),
+    ("RowFilter(<, 'binaryprefix:row002')", [0, 1], None),
+    ("PrefixFilter('row01') AND RowFilter(!=, 'binary:row015')", [10, 11, 12, 13, 14, 16, 17, 18, 19], None),
+    ("SingleColumnValueFilter('f', 'b', =, 'binary:b2')", [2, 5, 8, 11, 14, 17], None),
+    ("SingleColumnValueFilter('f', 'b', =, 'binary:b2') AND PageFilter(2)", [2, 5], None),
+    ("ValueFilter(=, 'binary:a7')", [7], {b"f:a"}),
+    ("QualifierFilter(=, 'binary:b') AND RowFilter(<, 'binary:row002')", [0, 1], {b"f:b"}),
+    ("FamilyFilter(=, 'binary:g') AND InclusiveStopFilter('row002')", [0, 1, 2], {b"g:c"}),
+    ("ColumnPrefixFilter('c') OR ColumnPrefixFilter('a')", list(range(20)), {b"f:a", b"g:c"}),
+    ("FirstKeyOnlyFilter() AND PageFilter(3)", [0, 1, 2], {b"f:a"}),
+    ("SKIP ValueFilter(!=, 'binary:b0')", [1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 16, 17, 19], None),
+    ("WHILE RowFilter(<, 'binary:row004')", [0, 1, 2, 3], None),
+    ("(RowFilter(=, 'binary:row001') OR RowFilter(=, 'binary:row009')) AND KeyOnlyFilter()", [1, 9], None),
+]
+
+
+@pytest.mark.parametrize("text,rows,columns", FILTER_CASES)
+def test_filters(table, text, rows, columns):
+    _fill(table)
+    found = list(table.scan(filter=text))
+    assert [k for k, _ in found] == [b"row%03d" % i for i in rows]
+    if columns is not None:
+        assert all(set(d) == columns for _, d in found)
+    if "AND KeyOnlyFilter" in text:
+        assert all(v == b"" for _, d in found for v in d.values())
+
+
+@pytest.mark.parametrize("text,message", [
+    ("NoSuchFilter('x')", "unknown filter 'NoSuchFilter'"),
+    ("RowFilter(=, 'binary:x'", "does not parse"),
+    ("RowFilter(<, 'regexstring:a.*')", "only supports = and !="),
+    ("RowFilter(=, 'octal:1')", "expected binary:"),
+    ("PageFilter('x')", "must be integer"),
+    ("RowFilter(=, 'regexstring:(')", "regexstring"),
+])
+def test_bad_filters_are_errors_and_the_connection_lives(table, text, message):
+    _fill(table, 3)
+    with pytest.raises(Exception, match=message):
+        list(table.scan(filter=text))
+    assert [k for k, _ in table.scan()] == [b"row000", b"row001", b"row002"]
+
+
+def test_counters(table):
+    assert table.counter_inc(b"c", b"f:n") == 1
+    assert table.counter_inc(b"c", b"f:n", 10) == 11
+    assert table.counter_dec(b"c", b"f:n", 2) == 9
+    assert table.counter_get(b"c", b"f:n") == 9
+    table.put(b"c", {b"f:s": b"abc"})
+    with pytest.raises(Exception, match="not a 64-bit counter"):
+        table.counter_inc(b"c", b"f:s")
+
+
+def test_concurrent_counters(conn, table, server):
+    def bump():
+        connection = happybase.Connection("127.0.0.1", server.port)
+        for _ in range(25):
+            connection.table(table.name).counter_inc(b"c", b"f:n")
+        connection.close()
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert table.counter_get(b"c", b"f:n") == 100
+
+
+def test_bad_input_keeps_connection(table):
+    with pytest.raises(Exception, match="row key of 600 bytes"):
+        table.put(b"x" * 600, {b"f:a": b"1"})
+    with pytest.raises(Exception, match="no scanner"):
+        table.connection.client.scannerGetList(987654, 1)
+    table.put(b"ok", {b"f:a": b"1"})
+    assert table.row(b"ok") == {b"f:a": b"1"}
+
+
+def test_help_and_check_config():
+    out = subprocess.run([sys.executable, "-m", "hopshive.hbase_server.server", "--help"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "not HBase" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "hopshive.hbase_server.server", "--check-config"],
+                         capture_output=True, text=True, env=dict(os.environ, HOPSHIVE_HBASE__PORT="9191"))
+    assert out.returncode == 0 and "port: 9191" in out.stdout
+
+
+def test_restart_and_kill9_keep_acknowledged_writes(tmp_path):
+    process = HBaseServerProcess(tmp_path / "durable").start()
+    try:
+        conn = happybase.Connection("127.0.0.1", process.port)
+        conn.create_table("d", {"f": dict()})
+        conn.table("d").put(b"before", {b"f:a": b"1"})
+        conn.close()
+        assert process.stop() == 0
+        process.start()
+        conn = happybase.Connection("127.0.0.1", process.port)
+        assert conn.table("d").row(b"before") == {b"f:a": b"1"}
+        acknowledged, failures = [], []
+
+        def writer():
+            client = happybase.Connection("127.0.0.1", process.port)
+            try:
+                for i in range(100000):
+                    with client.table("d").batch() as batch:
+                        for j in range(5):
+                            batch.put(b"k%06d-%d" % (i, j), {b"f:a": b"%d" % i})
+                    acknowledged.append(i)
+            except Exception as exc:  # noqa: BLE001 -- the server is killed under it
+                failures.append(exc)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        from tests.support.polling import wait_until
+        wait_until(lambda: len(acknowledged) >= 30, 60, lambda _: f"{len(acknowledged)} batches, {failures}")
+        process.kill()
+        thread.join(30)
+        process.start()
+        conn = happybase.Connection("127.0.0.1", process.port)
+        stored = {k for k, _ in conn.table("d").scan(row_prefix=b"k")}
+        missing = [i for i in acknowledged for j in range(5) if b"k%06d-%d" % (i, j) not in stored]
+        assert acknowledged and not missing
+        # batches are atomic: every batch is all there or not at all
+        batches = {}
+        for key in stored:
+            batches.setdefault(key[:7], set()).add(key)
+        assert all(len(v) == 5 for v in batches.values())
+        conn.close()
+    finally:
+        process.stop()
+
+
+def test_key_field_filter_skips_ahead(table, server):
+    """Ours: a condition on the second field of a trailer key reads about two rows per value
+    of the first field (seek hints), not the whole range."""
+    from hopshive.metastore.filter.keytypes import key_type
+    from hopshive.metastore.stores.hbase import rowkey
+
+    kinds = [key_type("int"), key_type("int")]
+    with table.batch() as batch:
+        for a in range(20):
+            for b in range(50):
+                batch.put(rowkey.row_key("d", "t", kinds, [str(a), str(b)]), {b"f:a": b"%d/%d" % (a, b)})
+    low = rowkey.encode_field(kinds[1], "10").replace(b"'", b"''")
+    high = rowkey.encode_field(kinds[1], "12").replace(b"'", b"''")
+    text = b"KeyFieldFilter(1, >=, 'binary:" + low + b"') AND KeyFieldFilter(1, <, 'binary:" + high + b"')"
+    found = [d[b"f:a"] for _, d in table.scan(filter=text)]
+    assert found == [b"%d/%d" % (a, b) for a in range(20) for b in (10, 11)]
+    closed = [line for line in server.log_path.read_text().splitlines() if '"scanner closed"' in line]
+    last = json.loads(closed[-1])
+    assert last["rows_returned"] == 40 and last["rows_read"] <= 2 * 40, last

@@ -1,0 +1,110 @@
+"""The seed's table of partition-filter plans (HIVE-9452, "Hbase execution plans for
+RawStore partition filter condition"), one test per row, asserting the plan in the seed's
+notation, plus the plans beyond it (later columns server-side, residual LIKE)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from hopshive.metastore.filter import FilterError
+from hopshive.metastore.stores.hbase import rowkey
+from hopshive.metastore.stores.hbase.planner import hbase_calls, plan_filter
+
+ONE = [("p1", "int")]
+TWO = [("p1", "int"), ("c1", "int")]
+FOUR = [("p1", "int"), ("c1", "int"), ("c2", "int"), ("c3", "string")]
+
+
+def plan(text, keys):
+    return plan_filter(text, keys).render()
+
+
+# (seed row, filter, partition keys, the seed's HBase calls)
+SEED_TABLE = [
+    ("p1 > 10 and p1 < 20", "p1 > 10 and p1 < 20", ONE, "Scan(X10+, X20)"),
+    ("p1 = 10 (if single partition column)", "p1 = 10", ONE, "Get(X10)"),
+    ("if all partition columns are specified", "p1 = 10 and c1 = 4", TWO, "Get(X10,4)"),
+    # The seed writes Scan(X10, X+); rows after p1=10 must not be read, so the stop row is
+    # the end of the p1=10 prefix (X10+), as its own notes on "X10+" define it.
+    ("p1 = 10 (multiple partition column)", "p1 = 10", TWO, "Scan(X10, X10+)"),
+    ("p1 = 9 or p1 = 10", "p1 = 9 or p1 = 10", ONE, "merge(Get(X9), Get(X10))"),
+    ("p1 > 10 or p1 < 20", "p1 > 10 or p1 < 20", ONE, "merge(Scan(X10+, X+), Scan(X, X20))"),
+    ("condition1 (not on p1)", "c1 = 5", TWO, "Scan(X, X+).setFilter(c1 = 5)"),
+    ("p1 > 10 and condition1", "p1 > 10 and c1 = 5", TWO, "Scan(X10+, X+).setFilter(c1 = 5)"),
+    ("p1 < 20 and condition1", "p1 < 20 and c1 = 5", TWO, "Scan(X, X20).setFilter(c1 = 5)"),
+    ("p1 > 10 and p1 > 20 and p1 < 30 and p1 < 40", "p1 > 10 and p1 > 20 and p1 < 30 and p1 < 40", ONE,
+     "Scan(X20+, X30)"),
+    ("p1 > 10 and (p1 > 20 or c1 = 5)", "p1 > 10 and (p1 > 20 or c1 = 5)", TWO,
+     "merge(Scan(X20+, X+), Scan(X10+, X+).setFilter(c1 = 5))"),
+    ("condition1 or condition2, one a full scan", "p1 = 5 or c1 = 3", TWO, "Scan(X, X+).setFilter(p1 = 5 or c1 = 3)"),
+    ("condition1 or condition2, general case", "p1 < 5 or p1 > 8", TWO, "merge(Scan(X, X5), Scan(X8+, X+))"),
+    ("c1 and (c2 or c3) => (c1 and c2) or (c1 and c3)", "p1 = 1 and (c1 = 2 or c2 = 3)", FOUR,
+     "merge(Scan(X1, X1+).setFilter(c1 = 2), Scan(X1, X1+).setFilter(c2 = 3))"),
+    ("(c1 or c2) and (c3 or c4) => (c1 and c3) or (c2 and c3) or (c1 and c4) or (c2 and c4)",
+     "(p1 = 1 or p1 = 2) and (p1 > 0 or p1 < 9)", ONE, "merge(Get(X1), Get(X2), Get(X1), Get(X2))"),
+]
+
+
+@pytest.mark.parametrize("row,text,keys,expected", SEED_TABLE, ids=[r[0] for r in SEED_TABLE])
+def test_seed_table(row, text, keys, expected):
+    assert plan(text, keys) == expected
+
+
+def test_dnf_order_of_the_seed():
+    """(c1 or c2) and (c3 or c4): c1c3, c2c3, c1c4, c2c4, the seed's order, on later columns."""
+    got = plan("p1 > 0 and (c1 = 1 or c1 = 2) and (c2 = 3 or c2 = 4)", FOUR)
+    assert got == ("merge(Scan(X0+, X+).setFilter(c1 = 1 and c2 = 3), Scan(X0+, X+).setFilter(c1 = 2 and c2 = 3), "
+                   "Scan(X0+, X+).setFilter(c1 = 1 and c2 = 4), Scan(X0+, X+).setFilter(c1 = 2 and c2 = 4))")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("p1 >= 10 and p1 <= 20", "Scan(X10, X20+)"),
+    ("p1 between 3 and 4", "Scan(X3, X4+)"),
+    ("p1 in (1, 2)", "merge(Scan(X1, X1+), Scan(X2, X2+))"),
+    ("p1 <> 5", "merge(Scan(X, X5), Scan(X5+, X+))"),
+    ("not p1 >= 5", "Scan(X, X5)"),
+    ("p1 = 1 and p1 = 2", "nothing"),
+    ("p1 > 5 and p1 < 3", "nothing"),
+    ("c1 in (1, 2)", "Scan(X, X+).setFilter(c1 = 1 or c1 = 2)"),
+    ("c1 not between 1 and 5", "Scan(X, X+).setFilter(c1 < 1 or c1 > 5)"),
+    ("c3 like 'a%' and p1 = 2", "Scan(X2, X2+).setFilter(c3 like \"a%\")"),
+])
+def test_leaf_plans(text, expected):
+    assert plan(text, FOUR if "c3" in text or "c1" in text else TWO) == expected
+
+
+def test_residual_only_where_needed():
+    assert not plan_filter("p1 > 1 and c1 < 3", TWO).residual
+    like = plan_filter("c3 like 'a%' and c1 = 2", FOUR)
+    assert like.residual
+    [call] = hbase_calls(like, b"X")
+    assert call.filter == b"KeyFieldFilter(1, =, 'binary:" + rowkey.encode_typed("number", Decimal(2)) + b"')"
+
+
+def test_second_column_becomes_a_server_side_filter():
+    [call] = hbase_calls(plan_filter("c1 >= 7", TWO), b"X")
+    assert call.start == b"X" and call.stop == b"Y"
+    # typed keys: the range starts at the first typed value, untyped values never match
+    assert call.filter == (b"KeyFieldFilter(1, >=, 'binary:" + rowkey.encode_typed("number", Decimal(7)) + b"')")
+    [call] = hbase_calls(plan_filter("c1 < 7", TWO), b"X")
+    assert call.filter.startswith(b"(KeyFieldFilter(1, >=, 'binary:\x01') AND ")
+
+
+def test_gets_are_one_call():
+    calls = hbase_calls(plan_filter("p1 = 9 or p1 = 10", ONE), b"X")
+    assert [c.kind for c in calls] == ["get"] and len(calls[0].rows) == 2
+
+
+def test_too_many_branches_collapse_to_one_filtered_scan():
+    text = " and ".join(f"(c1 > {i} or c2 > {i})" for i in range(8))
+    got = plan_filter(text, FOUR)
+    assert len(got.scans) == 1 and got.collapsed
+
+
+def test_bad_filters_are_filter_errors():
+    with pytest.raises(FilterError):
+        plan_filter("nokey = 1", TWO)
+    with pytest.raises(FilterError):
+        plan_filter("p1 = 'abc'", TWO)
