@@ -121,10 +121,11 @@ def test_directory_moved_or_trashed_takes_its_object_and_everything_below(hive, 
         assert {k: v for k, v in ms.counts(db, scratch.uri).items() if k != "descriptors"} == \
             {"databases": 0, "tables": 0, "partitions": 0}
         assert_consistent(db, scratch.uri, owned=False)
-        # the table's and partitions' descriptors still point at moved inodes: fsck's to
-        # clean (the cleaner's job); the harness sweeps its own with fsck's repair
+        # the table's and partitions' descriptors pointed at moved inodes: the cleaner's to
+        # remove (it may have done so already, where one is deployed); the harness sweeps
+        # what is left with fsck's repair
         orphans = ms.unowned(db, scratch.uri)
-        assert len(orphans) == 1 + len(PARTS), orphans
+        assert len(orphans) <= 1 + len(PARTS), orphans
         ms.sweep_orphans(targets.db, scratch.started)
         assert ms.unowned(db, scratch.uri) == []
         assert_consistent(db, scratch.uri)
