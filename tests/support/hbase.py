@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
-import yaml
-
 from tests.support.mariadb import _free_port
-from tests.support.process import ServiceProcess
+from tests.support.service_process import ServiceProcess
 
 
 class HBaseServerProcess(ServiceProcess):
-    name = "hopshive-hbase"
     module = "hopshive.hbase_server.server"
-    probe = "hopshive.hbase_server.probe"
-    start_timeout = 30.0
 
     def __init__(self, base: Path):
-        base.mkdir(parents=True, exist_ok=True)
-        port = _free_port()
+        self.port = _free_port()
         self.data_dir = base / "data"
-        config_path = base / "hbase.yaml"
-        config_path.write_text(yaml.safe_dump({"log_level": "debug", "hbase": {
-            "port": port, "data_dir": str(self.data_dir), "map_size_mb": 512, "stop_grace": 5.0}}))
-        super().__init__(base, port, config_path)
+        super().__init__(base, {"log_level": "debug", "hbase": {
+            "port": self.port, "data_dir": str(self.data_dir), "map_size_mb": 512, "stop_grace": 5.0}},
+            start_deadline=30.0, name="hopshive-hbase")
+
+    def healthy(self) -> bool:
+        return subprocess.run([sys.executable, "-m", "hopshive.hbase_server.probe", "--port", str(self.port),
+                               "--timeout", "2"], capture_output=True).returncode == 0
+
+    def stop(self, grace: float = 20.0) -> int:
+        return super().stop(grace)

@@ -51,6 +51,11 @@ class ServiceProcess:
         wait_until(self._probe, self.start_deadline, lambda _: f"{self.module} never became healthy:\n{self.log_tail()}")
         return self
 
+    def kill(self) -> None:
+        """kill -9 of its whole process group."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
     def stop(self, grace: float = 30.0) -> int:
         if self.process is None or self.process.poll() is not None:
             return self.process.returncode if self.process else 0
