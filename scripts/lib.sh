@@ -3,6 +3,8 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ANSIBLE_CONFIG="$ROOT/ansible.cfg"
+# Ansible leaves a piped stdout block-buffered: unbuffered, a CI log ends where a run stopped.
+export PYTHONUNBUFFERED=1
 # Debian 12's own interpreter: what a fresh machine has, and what the roles target.
 SYSTEM_PYTHON=/usr/bin/python3
 
