@@ -18,6 +18,11 @@ Targets come from an Ansible inventory (``--inventory PATH``) or from the enviro
                           authorization (default hh_e2e_spark; must not be a superuser)
   HOPSHIVE_E2E_BASE       the directory the unique run root is made in (default /tmp)
   HOPSHIVE_E2E_REQUIRED   1: an unreachable target fails the run instead of skipping it
+  HOPSHIVE_SERVER2        server2's host:port (default 127.0.0.1:10000)
+  HOPSHIVE_PLATFORM_URL   the platform API (default http://127.0.0.1:8181)
+  HOPSHIVE_PLATFORM_ADMIN, HOPSHIVE_PLATFORM_ADMIN_PASSWORD
+                          a platform administrator, who makes the server2 scenarios' users
+                          and projects (default: the deployment's first administrator)
 
 Environment variables override what the inventory says, value by value.
 """
@@ -36,6 +41,9 @@ import yaml
 DEFAULT_URL = "http://127.0.0.1:9870"
 DEFAULT_METASTORES = (("127.0.0.1", 9083), ("127.0.0.1", 9084))
 DEFAULT_SPARK_CONF_DIR = "/etc/hopshive/spark"
+DEFAULT_SERVER2 = ("127.0.0.1", 10000)
+DEFAULT_PLATFORM_URL = "http://127.0.0.1:8181"
+DEFAULT_PLATFORM_ADMIN = ("admin@hopshive.local", "dev-only-admin-pw")   # group_vars' dev-only default
 LOCAL_NAMES = ("127.0.0.1", "localhost", "::1")
 DEFAULT_DB = {"user": "root", "password": "", "unix_socket": "/run/mysqld/mysqld.sock"}
 _DB_VARS = ("host", "port", "user", "password", "unix_socket")
@@ -56,6 +64,9 @@ class Targets:
     db_nodes: tuple = ()    # every database node's address (the mysql_cluster group)
     namenodes: tuple = ()   # every namenode's WebHDFS host:port (the namenode group)
     nameservice: str | None = None  # the logical WebHDFS name of several namenodes, if any
+    server2: tuple = DEFAULT_SERVER2        # (host, port) of the first server2
+    platform_url: str = DEFAULT_PLATFORM_URL
+    platform_admin: tuple = DEFAULT_PLATFORM_ADMIN   # (e-mail, password)
 
     @property
     def authority(self) -> str:
@@ -95,16 +106,17 @@ def db_from_url(url: str) -> dict:
 
 
 def load(inventory: str | None, environ=os.environ) -> Targets:
-    url, db, source, containers, db_nodes, namenodes, nameservice = None, {}, "environment", {}, (), (), None
-    metastores, spark_host = DEFAULT_METASTORES, "127.0.0.1"
+    found, source = {}, "environment"
     if inventory:
-        url, db, metastores, spark_host, containers, db_nodes, namenodes, nameservice = from_inventory(inventory)
-        source = f"inventory {inventory}"
-    url = environ.get("HOPSHIVE_WEBHDFS_URL") or url or DEFAULT_URL
+        found, source = from_inventory(inventory), f"inventory {inventory}"
+    url = environ.get("HOPSHIVE_WEBHDFS_URL") or found.get("webhdfs_url") or DEFAULT_URL
+    metastores = found.get("metastores") or DEFAULT_METASTORES
     if environ.get("HOPSHIVE_METASTORE_URIS"):
         metastores = metastores_from_uris(environ["HOPSHIVE_METASTORE_URIS"])
+    spark_host = found.get("spark_host", "127.0.0.1")
     spark_conf_dir = environ.get("HOPSHIVE_SPARK_CONF_DIR",
                                  DEFAULT_SPARK_CONF_DIR if spark_host in LOCAL_NAMES else "") or None
+    db = found.get("db") or {}
     if environ.get("HOPSHIVE_DB"):
         db = db_from_url(environ["HOPSHIVE_DB"])
     separate = {n: environ[f"HOPSHIVE_DB_{n.upper()}"] for n in _DB_VARS if f"HOPSHIVE_DB_{n.upper()}" in environ}
@@ -116,24 +128,33 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
         db["port"] = int(db["port"])
     if db.get("unix_socket") and not Path(db["unix_socket"]).exists():
         db.pop("unix_socket")  # a remote site: the socket named in group_vars is not on this machine
-    return Targets(webhdfs_url=url.rstrip("/"), db=db, metastores=metastores or DEFAULT_METASTORES,
-                   spark_conf_dir=spark_conf_dir,
+    server2 = found.get("server2") or DEFAULT_SERVER2
+    if environ.get("HOPSHIVE_SERVER2"):
+        host, _, port = environ["HOPSHIVE_SERVER2"].rpartition(":")
+        server2 = (host, int(port))
+    admin = found.get("platform_admin") or DEFAULT_PLATFORM_ADMIN
+    admin = (environ.get("HOPSHIVE_PLATFORM_ADMIN") or admin[0],
+             environ.get("HOPSHIVE_PLATFORM_ADMIN_PASSWORD") or admin[1])
+    return Targets(webhdfs_url=url.rstrip("/"), db=db, metastores=metastores, spark_conf_dir=spark_conf_dir,
                    user=environ.get("HOPSHIVE_E2E_USER") or getpass.getuser(),
                    spark_user=environ.get("HOPSHIVE_E2E_SPARK_USER") or "hh_e2e_spark",
                    base=environ.get("HOPSHIVE_E2E_BASE") or "/tmp",
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
-                   source=source, containers=containers, db_nodes=db_nodes, namenodes=namenodes,
-                   nameservice=nameservice)
+                   source=source, containers=found.get("containers", {}), db_nodes=found.get("db_nodes", ()),
+                   namenodes=found.get("namenodes", ()), nameservice=found.get("nameservice"),
+                   server2=server2,
+                   platform_url=(environ.get("HOPSHIVE_PLATFORM_URL") or found.get("platform_url")
+                                 or DEFAULT_PLATFORM_URL).rstrip("/"),
+                   platform_admin=admin)
 
 
 # ------------------------------------------------------------------ inventory
-def from_inventory(path: str) -> tuple:
-    """(WebHDFS URL, database settings, metastore instances, Spark client host, containers,
-    database nodes, namenodes, nameservice) from an Ansible YAML inventory: the first host
-    of the `namenode`, `mysql_cluster` and `spark` groups, every host of `metastore`,
-    `mysql_cluster` and `namenode`, ports, accounts and the WebHDFS nameservice (several
-    namenodes) from group_vars, and the hosts Ansible reaches with the docker connection
-    ({address: container})."""
+def from_inventory(path: str) -> dict:
+    """The targets an Ansible YAML inventory names, as Targets' field names (and
+    `spark_host`): the first host of the `namenode`, `mysql_cluster`, `spark`, `server2` and
+    `platform` groups, every host of `metastore`, `mysql_cluster` and `namenode`, ports,
+    accounts and the WebHDFS nameservice (several namenodes) from group_vars, and the hosts
+    Ansible reaches with the docker connection ({address: container})."""
     hosts_file = Path(path)
     if hosts_file.is_dir():
         hosts_file = next((hosts_file / n for n in ("hosts.yml", "hosts.yaml") if (hosts_file / n).exists()),
@@ -175,8 +196,16 @@ def from_inventory(path: str) -> tuple:
             containers[address(name)] = containers[name] = str(own.get("ansible_docker_host") or name)
     db_nodes = tuple(address(name) for name in groups.get("mysql_cluster") or [])
     namenodes = tuple(f"{address(name)}:{var('hopshive_namenode_port', 9870)}" for name in groups.get("namenode") or [])
-    nameservice = var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None
-    return url, db, metastores, host("spark"), containers, db_nodes, namenodes, nameservice
+    found = {"webhdfs_url": url, "db": db, "metastores": metastores, "spark_host": host("spark"),
+             "containers": containers, "db_nodes": db_nodes, "namenodes": namenodes,
+             "nameservice": var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None,
+             "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),
+                                var("platform_admin_password", DEFAULT_PLATFORM_ADMIN[1]))}
+    if host("server2"):
+        found["server2"] = (host("server2"), int(var("hopshive_server2_port", DEFAULT_SERVER2[1])))
+    if host("platform"):
+        found["platform_url"] = f"http://{host('platform')}:{var('hopshive_platform_port', 8181)}"
+    return found
 
 
 def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:

@@ -10,14 +10,13 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import requests
 from pyhive import hive
 
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
-from tests.support.server2 import Server2Process
+from tests.support.server2 import Server2Process, beeline as run_beeline
 
 pytestmark = [pytest.mark.server2, pytest.mark.spark]
 PASSWORD = "server2-test-password"   # beeline splits -p at spaces
@@ -166,12 +165,7 @@ def test_concurrent_sessions(server2):
 
 
 def beeline(server, url_tail: str, sql: str, password: str = PASSWORD) -> subprocess.CompletedProcess:
-    import pyspark
-    jars = Path(pyspark.__file__).parent / "jars"
-    return subprocess.run(
-        ["java", "-Xmx256m", "-cp", f"{jars}/*", "org.apache.hive.beeline.BeeLine",
-         "-u", f"jdbc:hive2://127.0.0.1:{server.port}/alpha{url_tail}", "-n", ANN, "-p", password,
-         "--outputformat=csv2", "--silent=true", "-e", sql], capture_output=True, text=True, timeout=180)
+    return run_beeline("127.0.0.1", server.port, "alpha", ANN, password, sql, url_tail)
 
 
 @pytest.mark.parametrize("url_tail", [";auth=noSasl", ""])

@@ -1,0 +1,138 @@
+"""server2 as a platform user meets it: an administrator makes two users and a project for
+each through the deployed platform API; each connects with PyHive (SASL PLAIN) and beeline
+(Hive JDBC from the pyspark jars) with its e-mail and password, works as its project user
+`<project>__<username>`, writes files owned by that user, cannot reach the other project,
+and sees the file system and the metastore agree through server2."""
+
+from __future__ import annotations
+
+import secrets
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from pyhive import hive
+
+from harness.support import metastore as ms
+from harness.support.platform import PlatformAdmin
+from harness.support.webhdfs import WebHdfs
+from tests.support.polling import wait_until
+from tests.support.server2 import beeline
+
+pytestmark = [pytest.mark.server2, pytest.mark.platform, pytest.mark.spark]
+PASSWORD = f"harness-{secrets.token_hex(8)}"   # no spaces: beeline splits -p at them
+
+
+@pytest.fixture(scope="module")
+def platform(targets):
+    try:
+        admin = PlatformAdmin(targets.platform_url, *targets.platform_admin)
+    except Exception as exc:  # noqa: BLE001 -- shown in the skip/fail reason
+        reason = f"the platform API at {targets.platform_url} ({targets.source}) is not usable: {exc}"
+        if targets.required:
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    yield admin
+    admin.close()
+
+
+@pytest.fixture(scope="module")
+def projects(platform, run_id, metastores) -> dict:
+    """Two users, each the owner of its own project: {"a": (email, username, project), "b": ...}."""
+    made = {}
+    for key in ("a", "b"):
+        email, project = f"hh-{run_id}-{key}@harness.example.org", f"hh_{run_id}_{key}"
+        user = platform.add_user(email, PASSWORD)
+        platform.create_project(project, email)
+        made[key] = (email, user["username"], project)
+    yield made
+    for email, _, project in made.values():
+        platform.delete_project(project)
+        platform.block(email)
+
+
+def connect(targets, email: str, database: str):
+    host, port = targets.server2
+    return hive.connect(host=host, port=port, username=email, password=PASSWORD, auth="CUSTOM", database=database)
+
+
+def query(conn, sql: str) -> list:
+    cursor = conn.cursor()
+    cursor.execute(sql)
+    return cursor.fetchall() if cursor.description else []
+
+
+def table_path(targets, metastores, database: str, table: str) -> str:
+    """A table's directory as a namespace path, from the metastore."""
+    with ms.client(metastores[0], targets.user) as client:
+        return unquote(urlsplit(client.get_table(database, table).sd.location).path)
+
+
+def test_project_user_writes_its_own_files(targets, projects, webhdfs, metastores):
+    email, username, project = projects["a"]
+    with connect(targets, email, project) as conn:
+        assert query(conn, "SELECT current_user(), current_database()") == [(f"{project}__{username}", project)]
+        query(conn, "CREATE TABLE events (id INT, kind STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+        query(conn, "INSERT INTO events PARTITION (ds='2026-11-25') VALUES (1, 'click'), (2, NULL)")
+        assert query(conn, "SELECT id, kind, ds FROM events ORDER BY id") == [
+            (1, "click", "2026-11-25"), (2, None, "2026-11-25")]
+    files = [status for _, status in webhdfs.walk(table_path(targets, metastores, project, "events"))
+             if status["type"] == "FILE"]
+    assert files and {status["owner"] for status in files} == {f"{project}__{username}"}
+
+
+@pytest.mark.parametrize("url_tail", [";auth=noSasl", ""], ids=["nosasl", "sasl"])
+def test_beeline(targets, projects, url_tail):
+    email, username, project = projects["a"]
+    host, port = targets.server2
+    done = beeline(host, port, project, email, PASSWORD, "SELECT current_user() AS u, 1 + 1 AS two;", url_tail)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{project}__{username},2" in done.stdout.splitlines(), done.stdout
+
+
+def test_wrong_password_opens_no_session(targets, projects):
+    email, _, project = projects["a"]
+    host, port = targets.server2
+    with pytest.raises(Exception) as refused:
+        hive.connect(host=host, port=port, username=email, password="not-the-password", auth="CUSTOM",
+                     database=project)
+    assert "wrong e-mail or password" in str(refused.value)
+    done = beeline(host, port, project, email, "not-the-password", "SELECT 1;", ";auth=noSasl")
+    assert done.returncode != 0 and "wrong e-mail or password" in done.stderr + done.stdout
+
+
+def test_projects_cannot_reach_each_other(targets, projects):
+    email_a, _, project_a = projects["a"]
+    email_b, _, project_b = projects["b"]
+    with connect(targets, email_b, project_b) as bob:
+        query(bob, "CREATE TABLE secret (x INT)")
+        query(bob, "INSERT INTO secret VALUES (42)")
+    with pytest.raises(Exception) as refused:
+        connect(targets, email_a, project_b)
+    assert "not a member of project" in str(refused.value)
+    with connect(targets, email_a, project_a) as ann:
+        for sql in (f"SELECT * FROM {project_b}.secret", f"INSERT INTO {project_b}.secret VALUES (1)",
+                    f"DROP TABLE {project_b}.secret"):
+            with pytest.raises(hive.OperationalError) as denied:
+                query(ann, sql)
+            assert "ermission denied" in str(denied.value) or "AccessControl" in str(denied.value), sql
+    with connect(targets, email_b, project_b) as bob:
+        assert query(bob, "SELECT x FROM secret") == [(42,)]
+
+
+def test_a_deleted_table_directory_takes_its_table_along(targets, projects, metastores):
+    """The consistency the metastore keeps (foreign keys to the inode table), seen through
+    server2: the project user deletes a table's directory with a file system client, and
+    the table is gone from the project's database."""
+    email, username, project = projects["a"]
+    with connect(targets, email, project) as conn:
+        query(conn, "CREATE TABLE doomed (x INT) STORED AS PARQUET")
+        query(conn, "INSERT INTO doomed VALUES (7)")
+        assert "doomed" in [row[1] for row in query(conn, "SHOW TABLES")]
+        path = table_path(targets, metastores, project, "doomed")
+        owner = WebHdfs(targets.webhdfs_url, f"{project}__{username}")
+        try:
+            assert owner.delete(path, recursive=True, skiptrash=True)
+        finally:
+            owner.close()
+        tables = lambda: [row[1] for row in query(conn, "SHOW TABLES")]   # noqa: E731
+        wait_until(lambda: "doomed" not in tables(), 30, lambda _: f"the table outlived its directory: {tables()}")

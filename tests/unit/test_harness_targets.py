@@ -1,0 +1,42 @@
+"""The harness reads its targets from the repository's own inventories: the single host's
+defaults, and the container cluster's addresses and accounts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.support import targets
+
+pytestmark = pytest.mark.unit
+INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
+
+
+def test_local_inventory_points_at_this_host():
+    found = targets.load(str(INVENTORIES / "local"), environ={})
+    assert found.webhdfs_url == "http://127.0.0.1:9870"
+    assert found.metastores == (("127.0.0.1", 9083), ("127.0.0.1", 9084))
+    assert found.server2 == ("127.0.0.1", 10000)
+    assert found.platform_url == "http://127.0.0.1:8181"
+    assert found.platform_admin == targets.DEFAULT_PLATFORM_ADMIN
+    assert found.containers == {} and found.nameservice is None
+
+
+def test_cluster_inventory_names_every_node():
+    found = targets.load(str(INVENTORIES / "cluster"), environ={})
+    assert len(found.db_nodes) == 3 and len(found.namenodes) == 2 and found.nameservice == "hopshive"
+    assert {host for host, _ in found.metastores} == {address.split(":")[0] for address in found.namenodes}
+    sql1 = found.server2[0]
+    assert found.server2 == (sql1, 10000) and found.platform_url == f"http://{sql1}:8181"
+    assert found.containers[sql1] == "hopshive-sql1"
+    assert found.db["password"] == "dev-only-cluster-admin-pw"
+
+
+def test_environment_overrides_the_inventory():
+    found = targets.load(str(INVENTORIES / "cluster"), environ={
+        "HOPSHIVE_SERVER2": "10.0.0.5:10001", "HOPSHIVE_PLATFORM_URL": "http://10.0.0.5:8181/",
+        "HOPSHIVE_PLATFORM_ADMIN": "root@site.example", "HOPSHIVE_PLATFORM_ADMIN_PASSWORD": "s3cret"})
+    assert found.server2 == ("10.0.0.5", 10001)
+    assert found.platform_url == "http://10.0.0.5:8181"
+    assert found.platform_admin == ("root@site.example", "s3cret")
