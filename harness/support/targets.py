@@ -18,6 +18,10 @@ Targets come from an Ansible inventory (``--inventory PATH``) or from the enviro
                           authorization (default hh_e2e_spark; must not be a superuser)
   HOPSHIVE_E2E_BASE       the directory the unique run root is made in (default /tmp)
   HOPSHIVE_E2E_REQUIRED   1: an unreachable target fails the run instead of skipping it
+  HOPSHIVE_HBASE_METASTORE_URIS
+                          the metastore instances on the HBase store (default
+                          thrift://127.0.0.1:9085; from an inventory: every metastore host's
+                          hopshive_metastore_hbase_port when it has an hbase group)
   HOPSHIVE_SERVER2        server2's host:port (default 127.0.0.1:10000)
   HOPSHIVE_PLATFORM_URL   the platform API (default http://127.0.0.1:8181)
   HOPSHIVE_PLATFORM_ADMIN, HOPSHIVE_PLATFORM_ADMIN_PASSWORD
@@ -41,6 +45,7 @@ import yaml
 DEFAULT_URL = "http://127.0.0.1:9870"
 DEFAULT_METASTORES = (("127.0.0.1", 9083), ("127.0.0.1", 9084))
 DEFAULT_SPARK_CONF_DIR = "/etc/hopshive/spark"
+DEFAULT_HBASE_METASTORES = (("127.0.0.1", 9085),)
 DEFAULT_SERVER2 = ("127.0.0.1", 10000)
 DEFAULT_PLATFORM_URL = "http://127.0.0.1:8181"
 DEFAULT_PLATFORM_ADMIN = ("admin@hopshive.local", "dev-only-admin-pw")   # group_vars' dev-only default
@@ -64,6 +69,7 @@ class Targets:
     db_nodes: tuple = ()    # every database node's address (the mysql_cluster group)
     namenodes: tuple = ()   # every namenode's WebHDFS host:port (the namenode group)
     nameservice: str | None = None  # the logical WebHDFS name of several namenodes, if any
+    hbase_metastores: tuple = DEFAULT_HBASE_METASTORES  # instances on the HBase store
     server2: tuple = DEFAULT_SERVER2        # (host, port) of the first server2
     platform_url: str = DEFAULT_PLATFORM_URL
     platform_admin: tuple = DEFAULT_PLATFORM_ADMIN   # (e-mail, password)
@@ -113,6 +119,9 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
     metastores = found.get("metastores") or DEFAULT_METASTORES
     if environ.get("HOPSHIVE_METASTORE_URIS"):
         metastores = metastores_from_uris(environ["HOPSHIVE_METASTORE_URIS"])
+    hbase_metastores = found.get("hbase_metastores", DEFAULT_HBASE_METASTORES)
+    if environ.get("HOPSHIVE_HBASE_METASTORE_URIS"):
+        hbase_metastores = metastores_from_uris(environ["HOPSHIVE_HBASE_METASTORE_URIS"])
     spark_host = found.get("spark_host", "127.0.0.1")
     spark_conf_dir = environ.get("HOPSHIVE_SPARK_CONF_DIR",
                                  DEFAULT_SPARK_CONF_DIR if spark_host in LOCAL_NAMES else "") or None
@@ -142,7 +151,7 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    required=environ.get("HOPSHIVE_E2E_REQUIRED", "") not in ("", "0", "false"),
                    source=source, containers=found.get("containers", {}), db_nodes=found.get("db_nodes", ()),
                    namenodes=found.get("namenodes", ()), nameservice=found.get("nameservice"),
-                   server2=server2,
+                   hbase_metastores=hbase_metastores, server2=server2,
                    platform_url=(environ.get("HOPSHIVE_PLATFORM_URL") or found.get("platform_url")
                                  or DEFAULT_PLATFORM_URL).rstrip("/"),
                    platform_admin=admin)
@@ -188,6 +197,9 @@ def from_inventory(path: str) -> dict:
               "unix_socket": var("hopshive_db_admin_unix_socket", "")}
     ports = var("hopshive_metastore_ports", [var("hopshive_metastore_port", 9083)])
     metastores = tuple((address(name), int(port)) for name in groups.get("metastore") or [] for port in ports)
+    hbase_port = int(var("hopshive_metastore_hbase_port", DEFAULT_HBASE_METASTORES[0][1]))
+    hbase_metastores = tuple((address(name), hbase_port) for name in groups.get("metastore") or []
+                             if groups.get("hbase"))
     defaults = (tree.get("all") or {}).get("vars") or {}
     containers = {}
     for name, own in hostvars.items():
@@ -196,7 +208,8 @@ def from_inventory(path: str) -> dict:
             containers[address(name)] = containers[name] = str(own.get("ansible_docker_host") or name)
     db_nodes = tuple(address(name) for name in groups.get("mysql_cluster") or [])
     namenodes = tuple(f"{address(name)}:{var('hopshive_namenode_port', 9870)}" for name in groups.get("namenode") or [])
-    found = {"webhdfs_url": url, "db": db, "metastores": metastores, "spark_host": host("spark"),
+    found = {"webhdfs_url": url, "db": db, "metastores": metastores, "hbase_metastores": hbase_metastores,
+             "spark_host": host("spark"),
              "containers": containers, "db_nodes": db_nodes, "namenodes": namenodes,
              "nameservice": var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None,
              "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),

@@ -17,6 +17,7 @@ def test_local_inventory_points_at_this_host():
     found = targets.load(str(INVENTORIES / "local"), environ={})
     assert found.webhdfs_url == "http://127.0.0.1:9870"
     assert found.metastores == (("127.0.0.1", 9083), ("127.0.0.1", 9084))
+    assert found.hbase_metastores == (("127.0.0.1", 9085),)
     assert found.server2 == ("127.0.0.1", 10000)
     assert found.platform_url == "http://127.0.0.1:8181"
     assert found.platform_admin == targets.DEFAULT_PLATFORM_ADMIN
@@ -27,6 +28,7 @@ def test_cluster_inventory_names_every_node():
     found = targets.load(str(INVENTORIES / "cluster"), environ={})
     assert len(found.db_nodes) == 3 and len(found.namenodes) == 2 and found.nameservice == "hopshive"
     assert {host for host, _ in found.metastores} == {address.split(":")[0] for address in found.namenodes}
+    assert found.hbase_metastores == tuple((host, 9085) for host, _ in found.metastores)
     sql1 = found.server2[0]
     assert found.server2 == (sql1, 10000) and found.platform_url == f"http://{sql1}:8181"
     assert found.containers[sql1] == "hopshive-sql1"

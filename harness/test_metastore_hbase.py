@@ -1,0 +1,91 @@
+"""The metastore instances on the HBase store, as deployed (local: 127.0.0.1:9085 beside the
+hbase group's Thrift server; cluster: one per metastore host, all on hb1's server): a table
+made through one instance is served by every other, partition filters on any column
+return exactly the partitions they name, a malformed filter is refused with its position
+and changes nothing, and a dropped table leaves no partition behind."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+
+import pytest
+from pymetastore.hive_metastore import ttypes as api
+
+from harness.support import metastore as ms
+from tests.support.hms import database, partition, table
+
+pytestmark = pytest.mark.metastore
+YEARS, REGIONS, DAYS = (2023, 2024, 2025), ("eu", "us", "eu-north"), ("2026-01-01", "2026-01-02")
+VALUES = [(y, r, d) for y, r, d in itertools.product(YEARS, REGIONS, DAYS)]
+# filter -> which (year, region, day) it keeps, said again in Python
+FILTERS = {
+    "y = 2024 and region = 'us' and d = '2026-01-02'": lambda y, r, d: (y, r, d) == (2024, "us", "2026-01-02"),
+    "region = 'eu'": lambda y, r, d: r == "eu",                       # second column alone
+    "d > '2026-01-01'": lambda y, r, d: d > "2026-01-01",             # third column alone
+    "y >= 2024 and region != 'us'": lambda y, r, d: y >= 2024 and r != "us",
+    "region like 'eu.*' or y < 2024": lambda y, r, d: r.startswith("eu") or y < 2024,
+    "y = 2030": lambda y, r, d: False,
+}
+
+
+@pytest.fixture(scope="module")
+def hbase_metastores(targets) -> list[tuple]:
+    problems = {f"{host}:{port}": why for host, port in targets.hbase_metastores if (why := ms.probe((host, port)))}
+    if problems:
+        reason = f"metastore instances on the HBase store ({targets.source}) are not usable: {problems}"
+        if targets.required:
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return list(targets.hbase_metastores)
+
+
+@pytest.fixture
+def sales(hbase_metastores, scratch, targets):
+    """A partitioned table of 18 partitions in a database of its own, made through the first
+    instance; dropped (with its directories) after."""
+    name = f"{scratch.prefix}hb"
+    with ms.client(hbase_metastores[0], targets.user) as hive:
+        hive.create_database(database(name, f"{scratch.uri}/{name}.db"))
+        hive.create_table(table(name, "sales", parts=("y int", "region string", "d date"),
+                                location=f"{scratch.uri}/{name}.db/sales"))
+        made = hive.get_table(name, "sales")
+        hive.add_partitions([partition(made, [str(y), r, d]) for y, r, d in VALUES])
+    yield name
+    ms.drop_databases(hbase_metastores[0], targets.user, scratch.prefix)
+
+
+def kept(parts) -> list[tuple]:
+    return sorted((int(p.values[0]), p.values[1], str(datetime.date.fromisoformat(p.values[2]))) for p in parts)
+
+
+def test_every_instance_serves_the_same_partitions(hbase_metastores, sales, targets):
+    for instance in hbase_metastores:
+        with ms.client(instance, targets.user) as hive:
+            assert kept(hive.get_partitions(sales, "sales", -1)) == sorted(VALUES), instance
+            for text, keep in FILTERS.items():
+                expected = sorted(v for v in VALUES if keep(*v))
+                assert kept(hive.get_partitions_by_filter(sales, "sales", text, -1)) == expected, (instance, text)
+                assert hive.get_num_partitions_by_filter(sales, "sales", text) == len(expected), (instance, text)
+
+
+@pytest.mark.parametrize("text", ["y = ", "region = 'eu' and and y = 1", "nosuchcolumn = 1", "y = 'x' ) ("])
+def test_a_malformed_filter_is_refused_and_changes_nothing(hbase_metastores, sales, targets, text):
+    with ms.client(hbase_metastores[-1], targets.user) as hive:
+        with pytest.raises(api.MetaException) as refused:
+            hive.get_partitions_by_filter(sales, "sales", text, -1)
+        assert refused.value.message and "Traceback" not in refused.value.message
+        assert len(hive.get_partitions(sales, "sales", -1)) == len(VALUES)
+
+
+def test_a_dropped_table_leaves_no_partition(hbase_metastores, sales, scratch, targets):
+    """Partition rows are keyed by database and table name: a table made again under the same
+    name would show any row the drop left behind."""
+    with ms.client(hbase_metastores[0], targets.user) as hive:
+        hive.drop_table(sales, "sales", True)
+        hive.create_table(table(sales, "sales", parts=("y int", "region string", "d date"),
+                                location=f"{scratch.uri}/{sales}.db/sales"))
+    for instance in hbase_metastores:
+        with ms.client(instance, targets.user) as hive:
+            assert hive.get_partitions(sales, "sales", -1) == [], instance
+            assert hive.get_num_partitions_by_filter(sales, "sales", "y >= 2023") == 0, instance
