@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from hopshive.exceptions import SubtreeLocked
+from hopshive.exceptions import FileNotFound, SubtreeLocked
 from hopshive.namespace.maintenance import recover_dead
 from tests.support.invariants import leftovers
 from tests.support.library import add_namenode, declare_dead, set_subtree_lock, write_file
@@ -105,3 +105,19 @@ def test_a_completed_subtree_operation_leaves_no_lock(namespace, db, tree):
     assert namespace.rename(tree, "/data/locked", "/data/free/moved") is True
     assert namespace.delete(tree, "/data/free", recursive=True) is True
     assert leftovers(db)["subtree_locks"] == 0
+
+
+def test_a_row_lock_on_one_inode_does_not_stall_work_elsewhere(namespace, db, tree):
+    """Ancestors are share-locked by primary key even where the optimizer would rather scan
+    the whole (small) inode table, which would lock every inode: a transaction holding one
+    file's row must not stall a create or a delete in another directory."""
+    target = namespace.get_status(tree, "/data/locked/g").file_id
+    with db.transaction() as holder:
+        holder.execute("SELECT id FROM hops.hdfs_inodes WHERE id=%s FOR UPDATE", (target,))
+        attempt = threading.Thread(target=lambda: (namespace.mkdirs(tree, "/data/free/a/b/c/d"),
+                                                   namespace.delete(tree, "/data/free/a", recursive=True)))
+        attempt.start()
+        attempt.join(20)  # far below the lock-wait timeout of 50 s
+        assert not attempt.is_alive(), "work in /data/free queued behind a lock on /data/locked/g"
+    with pytest.raises(FileNotFound):
+        namespace.get_status(tree, "/data/free/a")

@@ -30,7 +30,7 @@ from ..exceptions import (AccessDenied, AlreadyBeingCreated, FileAlreadyExists, 
                           PathIsNotEmptyDirectory, SubtreeLocked)
 from .blocks import IN_DATABASE, Block, BlockStore, BlockWriter, SmallFileWriter
 from .ids import IdAllocator
-from .inodes import INODES, INSERT, KEY_WHERE, SELECT, Inode, header, keys_in
+from .inodes import BY_KEYS, INODES, INSERT, KEY_WHERE, SELECT, Inode, header, keys_in
 from .liveness import Liveness
 from .replication import Holders, fsck_counts
 from .paths import is_ancestor, join, split_path
@@ -354,7 +354,7 @@ class Namespace:
                        invalid)
         for chunk in _chunks([i.key for i in inodes], 500):
             where = keys_in(len(chunk))
-            tx.execute(f"DELETE FROM {INODES} WHERE {where}", [v for key in chunk for v in key])
+            tx.execute(f"DELETE {INODES} FROM {BY_KEYS} WHERE {where}", [v for key in chunk for v in key])
         mine = [block_id for block_id, location in invalid if location == self.blocks.location]
         if mine:
             tx.after_commit(lambda: self.purge_blocks(mine))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.db import Tx
-from .inodes import KEY_WHERE, ROOT_KEY, SELECT, Inode, keys_in, partition_id
+from .inodes import KEY_WHERE, ROOT_KEY, SELECT, SELECT_BY_KEYS, Inode, keys_in, partition_id
 
 CACHE_LIMIT = 200_000
 _LOCKS = {None: "", "share": " LOCK IN SHARE MODE", "update": " FOR UPDATE"}
@@ -70,7 +70,7 @@ class Resolver:
             return {}
         where = keys_in(len(keys))
         params = [value for key in keys for value in key]
-        rows = tx.query(f"{SELECT} WHERE {where}{_LOCKS[lock]}", params)
+        rows = tx.query(f"{SELECT_BY_KEYS} WHERE {where}{_LOCKS[lock]}", params)
         return {inode.key: inode for inode in (Inode(*row) for row in rows)}
 
     def resolve(self, tx: Tx, components: list[str], exclusive: int = 0, lock: bool = False) -> Resolved:
