@@ -1,0 +1,58 @@
+"""Reading a metastore's Prometheus counters from outside, as a monitoring system would:
+GET http://host:port/metrics, parsed with prometheus_client's own text parser.  Shared by
+the component tests and the e2e harness (nothing here imports the service)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+PREFIX = "hopshive_metastore"
+METRICS_PORT_OFFSET = 100     # an instance's default metrics port: its Thrift port + 100
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    labels: dict
+    value: float
+
+
+def scrape(host: str, port: int, timeout: float = 10.0) -> list[Sample]:
+    """Every sample the instance serves at /metrics.
+
+    Raises:
+        AssertionError: /metrics does not answer 200 with Prometheus text.
+    """
+    response = requests.get(f"http://{host}:{port}/metrics", timeout=timeout)
+    assert response.status_code == 200, f"/metrics at {host}:{port} answered {response.status_code}: {response.text[:200]}"
+    return [Sample(sample.name, dict(sample.labels), sample.value)
+            for family in text_string_to_metric_families(response.text) for sample in family.samples]
+
+
+def total(samples: list[Sample], name: str, **labels: str) -> float:
+    """The sum of the samples called ``name`` whose labels include ``labels`` (0 when none:
+    a counter nobody incremented yet is absent)."""
+    return sum(s.value for s in samples
+               if s.name == name and all(s.labels.get(key) == value for key, value in labels.items()))
+
+
+def partitions_returned(samples: list[Sample], **labels: str) -> int:
+    """Partitions the metastore's read calls returned (labels: method, table=db.table)."""
+    return int(total(samples, f"{PREFIX}_partitions_returned_total", **labels))
+
+
+def calls(samples: list[Sample], method: str) -> int:
+    return int(total(samples, f"{PREFIX}_calls_total", method=method))
+
+
+def errors(samples: list[Sample], method: str, exception: str | None = None) -> int:
+    labels = {"method": method} if exception is None else {"method": method, "exception": exception}
+    return int(total(samples, f"{PREFIX}_call_errors_total", **labels))
+
+
+def latency_count(samples: list[Sample], method: str) -> int:
+    """How many calls of ``method`` the latency histogram observed."""
+    return int(total(samples, f"{PREFIX}_call_seconds_count", method=method))
