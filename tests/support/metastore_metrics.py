@@ -1,10 +1,14 @@
 """Reading a metastore's Prometheus counters from outside, as a monitoring system would:
 GET http://host:port/metrics, parsed with prometheus_client's own text parser.  Shared by
-the component tests and the e2e harness (nothing here imports the service)."""
+the component tests and the e2e harness (nothing here imports the service).
+
+Endpoints are (host, metrics port) pairs; where a client spreads its calls over several
+instances, counts are summed over all of them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, field
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
@@ -56,3 +60,40 @@ def errors(samples: list[Sample], method: str, exception: str | None = None) -> 
 def latency_count(samples: list[Sample], method: str) -> int:
     """How many calls of ``method`` the latency histogram observed."""
     return int(total(samples, f"{PREFIX}_call_seconds_count", method=method))
+
+
+def scrape_all(endpoints: list[tuple]) -> list[Sample]:
+    """Every sample of every endpoint ``(host, metrics port)``, together."""
+    return [sample for host, port in endpoints for sample in scrape(host, port)]
+
+
+@dataclass
+class Fetched:
+    """Partitions of one table the metastore returned while a ``fetched`` block ran, per
+    read method (filled in when the block ends)."""
+    table: str
+    by_method: dict = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_method.values())
+
+
+def _by_method(samples: list[Sample], table: str) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for sample in samples:
+        if sample.name == f"{PREFIX}_partitions_returned_total" and sample.labels.get("table") == table:
+            counted[sample.labels["method"]] = counted.get(sample.labels["method"], 0) + int(sample.value)
+    return counted
+
+
+@contextlib.contextmanager
+def fetched(endpoints: list[tuple], table: str):
+    """``with fetched(endpoints, "db.tbl") as got: <query>``, then ``got.total`` and
+    ``got.by_method``: the partitions of ``table`` the metastore returned meanwhile."""
+    result = Fetched(table)
+    before = _by_method(scrape_all(endpoints), table)
+    yield result
+    after = _by_method(scrape_all(endpoints), table)
+    result.by_method = {method: count - before.get(method, 0) for method, count in after.items()
+                        if count != before.get(method, 0)}

@@ -50,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         config["metastore"]["port"] = args.port
     ms = config["metastore"]
     if args.check_config:
+        try:
+            metrics.metrics_port(ms)
+        except ValueError as exc:
+            print(f"hopshive-metastore: {exc}", file=sys.stderr)
+            return 2
         print_config(config)
         return 0
     if args.check:
