@@ -1,7 +1,7 @@
 """What a Spark query fetches from the metastore, read from the metastore's /metrics: PySpark
-4.3 (Hive 2.3 client) on the real hopshive-metastore (two workers) and hopshive-namenode.
-A partition-key predicate Spark pushes down fetches exactly the matching partitions through
-get_partitions_by_filter; a query without one fetches them all (notes/facts.md)."""
+4.3 (Hive 2.3 client) on the real hopshive-metastore (two workers) and hopshive-namenode,
+running the workload of tests.support.metastore_metrics (the harness runs it on the
+deployment: harness/test_metastore_metrics.py)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,6 @@ from tests.support.spark_workload import SparkProcess
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
 TIMEOUT = 600
-TABLE = "w1.facts"
-SETUP = [
-    "CREATE DATABASE w1",
-    f"CREATE TABLE {TABLE} (v INT, ds STRING, region STRING) USING parquet PARTITIONED BY (ds, region)",
-    f"INSERT INTO {TABLE} VALUES (1, '2024-01-01', 'eu'), (2, '2024-01-01', 'us'), (3, '2024-01-02', 'eu'),"
-    " (4, '2024-01-02', 'us'), (5, '2024-01-03', 'eu'), (6, '2024-01-03', 'us')",
-]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +32,7 @@ def stack(mariadb, tmp_path_factory):
     spark = SparkProcess(["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{metastore.port}",
                           "--warehouse", f"webhdfs://{namenode.address}/user/hive/warehouse"], base / "spark.log")
     try:
-        created = spark.run({"setup": SETUP}, timeout=TIMEOUT)["setup"]
+        created = spark.run({"setup": metrics.SPARK_SETUP}, timeout=TIMEOUT)["setup"]
         assert all(not isinstance(answer, dict) for answer in created.values()), created
         yield spark, ("127.0.0.1", config["metastore"]["metrics_port"])
     finally:
@@ -50,15 +43,10 @@ def stack(mariadb, tmp_path_factory):
     assert code == 0, metastore.log_tail()
 
 
-@pytest.mark.parametrize("query, rows, fetched", [
-    (f"SELECT sum(v) FROM {TABLE} WHERE ds = '2024-01-02'", [["7"]], {"get_partitions_by_filter": 2}),
-    (f"SELECT sum(v) FROM {TABLE} WHERE region IN ('eu')", [["9"]], {"get_partitions_by_filter": 3}),
-    (f"SELECT sum(v) FROM {TABLE} WHERE ds = '2024-01-09'", [["None"]], {}),
-    (f"SELECT sum(v) FROM {TABLE}", [["21"]], {"get_partitions": 6}),
-])
+@pytest.mark.parametrize("query, rows, fetched", metrics.SPARK_QUERIES)
 def test_a_query_fetches_the_partitions_its_predicate_selects(stack, query, rows, fetched):
     spark, endpoint = stack
-    with metrics.fetched([endpoint], "w1.facts") as got:
+    with metrics.fetched([endpoint], metrics.SPARK_TABLE) as got:
         answer = spark.run({"q": [query]}, timeout=TIMEOUT)["q"][query]
     assert (answer, got.by_method) == (rows, fetched)
 

@@ -23,6 +23,25 @@ class Sample:
     labels: dict
     value: float
 
+# A Spark workload whose partition fetches are known (notes/facts.md): a predicate on the
+# partition keys that Spark pushes down fetches exactly the matching partitions through
+# get_partitions_by_filter; a query without one fetches them all.  Database w1 may be
+# prefixed (tests.support.spark_workload.localize).
+SPARK_TABLE = "w1.facts"
+SPARK_SETUP = [
+    "CREATE DATABASE w1",
+    f"CREATE TABLE {SPARK_TABLE} (v INT, ds STRING, region STRING) USING parquet PARTITIONED BY (ds, region)",
+    f"INSERT INTO {SPARK_TABLE} VALUES (1, '2024-01-01', 'eu'), (2, '2024-01-01', 'us'), (3, '2024-01-02', 'eu'),"
+    " (4, '2024-01-02', 'us'), (5, '2024-01-03', 'eu'), (6, '2024-01-03', 'us')",
+]
+# (query, its rows, partitions fetched per read method)
+SPARK_QUERIES = [
+    (f"SELECT sum(v) FROM {SPARK_TABLE} WHERE ds = '2024-01-02'", [["7"]], {"get_partitions_by_filter": 2}),
+    (f"SELECT sum(v) FROM {SPARK_TABLE} WHERE region IN ('eu')", [["9"]], {"get_partitions_by_filter": 3}),
+    (f"SELECT sum(v) FROM {SPARK_TABLE} WHERE ds = '2024-01-09'", [["None"]], {}),
+    (f"SELECT sum(v) FROM {SPARK_TABLE}", [["21"]], {"get_partitions": 6}),
+]
+
 
 def scrape(host: str, port: int, timeout: float = 10.0) -> list[Sample]:
     """Every sample the instance serves at /metrics.

@@ -82,8 +82,8 @@ class CallMetrics:
         self.registry = registry or CollectorRegistry()
         self.calls = Counter(f"{PREFIX}_calls", "Thrift calls served, per method.", ["method"],
                              registry=self.registry)
-        self.seconds = Histogram(f"{PREFIX}_call_seconds", "Time to run a Thrift call and write its "
-                                 "reply (reading the request excluded), per method.", ["method"],
+        self.seconds = Histogram(f"{PREFIX}_call_seconds", "Time to run a Thrift call and encode its "
+                                 "reply (reading the request and sending the reply excluded), per method.", ["method"],
                                  buckets=LATENCY_BUCKETS, registry=self.registry)
         self.errors = Counter(f"{PREFIX}_call_errors", "Thrift calls that answered an exception, per "
                               "method and the exception type the client received.", ["method", "exception"],

@@ -44,8 +44,9 @@ class Processor:
             if kind == TMessageType.ONEWAY:
                 log.debug("dropped unknown oneway call", extra={"method": name})
                 return
-            self._write(oprot, name, TMessageType.EXCEPTION, seqid, TApplicationException(
+            self._encode(oprot, name, TMessageType.EXCEPTION, seqid, TApplicationException(
                 TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{name}'"))
+            oprot.trans.flush()
             return
         method, function = entry
         args = method.args()
@@ -73,15 +74,18 @@ class Processor:
                 reply_kind, reply = TMessageType.EXCEPTION, placed
             error = type(placed).__name__
             log.debug("call failed", extra={"method": name, "error": str(exc)})
-        self._write(oprot, name, reply_kind, seqid, reply)
+        self._encode(oprot, name, reply_kind, seqid, reply)
         seconds = time.monotonic() - started
         session.calls += 1
+        # Counted before the reply leaves: a client that scrapes /metrics after its answer
+        # must find the call there.
         self.metrics.observe(name, seconds, value, error)
+        oprot.trans.flush()
         log.debug("call", extra={"method": name, "ms": round(seconds * 1000, 2)})
 
     @staticmethod
-    def _write(oprot: TProtocolBase, name: str, kind: int, seqid: int, body) -> None:
+    def _encode(oprot: TProtocolBase, name: str, kind: int, seqid: int, body) -> None:
+        """Write the message into the transport's buffer (sent by ``flush``)."""
         oprot.writeMessageBegin(name, kind, seqid)
         body.write(oprot)
         oprot.writeMessageEnd()
-        oprot.trans.flush()
