@@ -31,8 +31,8 @@ SPARK_TABLE = "w1.facts"
 SPARK_SETUP = [
     "CREATE DATABASE w1",
     f"CREATE TABLE {SPARK_TABLE} (v INT, ds STRING, region STRING) USING parquet PARTITIONED BY (ds, region)",
-    f"INSERT INTO {SPARK_TABLE} VALUES (1, '2024-01-01', 'eu'), (2, '2024-01-01', 'us'), (3, '2024-01-02', 'eu'),"
-    " (4, '2024-01-02', 'us'), (5, '2024-01-03', 'eu'), (6, '2024-01-03', 'us')",
+    (f"INSERT INTO {SPARK_TABLE} VALUES (1, '2024-01-01', 'eu'), (2, '2024-01-01', 'us'), (3, '2024-01-02', 'eu'),"
+     " (4, '2024-01-02', 'us'), (5, '2024-01-03', 'eu'), (6, '2024-01-03', 'us')"),
 ]
 # (query, its rows, partitions fetched per read method)
 SPARK_QUERIES = [
