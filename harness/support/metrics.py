@@ -18,11 +18,6 @@ def scrape(instances: list[tuple]) -> list[prom.Sample]:
     return prom.scrape_all([endpoint(instance) for instance in instances])
 
 
-def partitions_returned(instances: list[tuple], **labels: str) -> int:
-    """Partitions the instances' read calls returned so far (labels: method, table=db.table)."""
-    return prom.partitions_returned(scrape(instances), **labels)
-
-
 def fetched(instances: list[tuple], table: str):
     """``with fetched(metastores, "db.tbl") as got: <query>``; then ``got.total`` and
     ``got.by_method`` hold the partitions of the table the instances returned meanwhile."""

@@ -2,9 +2,10 @@
 
 Configuration: built-in defaults, then the YAML file given by --config (or
 $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  --port overrides
-metastore.port.  Logs are JSON lines on stderr.  Prometheus counters are served at
-http://<bind>:<metastore.metrics_port, default port + 100>/metrics (hopshive.metastore.metrics).  SIGTERM/SIGINT stop it gracefully: the
+metastore.port.  Logs are JSON lines on stderr.  SIGTERM/SIGINT stop it gracefully: the
 listener closes, calls in progress finish (metastore.stop_grace seconds at most).
+Prometheus counters are served at http://<bind>:<metastore.metrics_port, by default the
+Thrift port + 100>/metrics (hopshive.metastore.metrics).
 """
 
 from __future__ import annotations
@@ -72,12 +73,17 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap = Metastore(config, sock)
         bootstrap.bootstrap()
         bootstrap.store.close()
-        if port is not None:
-            exporter = metrics.serve(ms["bind"], port, directory)
-    except (BackendError, ValueError, OSError) as exc:
+    except (BackendError, ValueError) as exc:
         log.error("cannot start", extra={"error": str(exc)})
-        metrics.stop(exporter, directory)
+        metrics.stop(None, directory)
         return 1
+    if port is not None:
+        try:
+            exporter = metrics.serve(ms["bind"], port, directory)
+        except OSError as exc:
+            log.error("cannot start", extra={"error": f"metrics port {ms['bind']}:{port}: {exc}"})
+            metrics.stop(None, directory)
+            return 1
     log.info("listening", extra={"bind": ms["bind"], "port": ms["port"], "workers": ms["workers"],
                                  "warehouse": ms["warehouse"], "metrics_port": port})
     try:
