@@ -16,6 +16,7 @@ from .authorization import Authorizer
 from .exceptions import AlreadyExists, NoSuchObject
 from .handler import Handler, Session
 from .locations import Locations
+from .metrics import CallMetrics
 from .registry import backend
 from .thrift.processor import Processor
 from .thrift.server import ThriftServer
@@ -54,6 +55,10 @@ DEFAULTS = {
         "read_timeout": 600.0,
         "create_default_database": True,
         "stop_grace": 30.0,
+        # Prometheus text at http://<bind>:<metrics_port>/metrics (calls, latency and errors
+        # per method, partitions returned); metrics_port empty: the Thrift port + 100.
+        "metrics": True,
+        "metrics_port": None,
     },
     # The HBase store (metastore.backend: hbase): its Thrift1 server and table names.
     "hbase": dict(HBASE_DEFAULTS),
@@ -83,7 +88,8 @@ class Metastore:
             "lock_timeout": float(ms["lock_timeout"]), "uris": f"thrift://{ms['bind']}:{ms['port']}",
             "anonymous_user": ms["anonymous_user"]})
         concurrent = int(ms["max_concurrent_calls"]) or max(1, int(config["database"]["pool_size"]) - 1)
-        self.server = ThriftServer(sock, Processor(self.handler), lambda peer: Session(peer), concurrent,
+        self.metrics = CallMetrics()
+        self.server = ThriftServer(sock, Processor(self.handler, self.metrics), lambda peer: Session(peer), concurrent,
                                    int(ms["max_connections"]), float(ms["read_timeout"]))
 
     def bootstrap(self) -> None:

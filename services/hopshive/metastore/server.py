@@ -4,6 +4,8 @@ Configuration: built-in defaults, then the YAML file given by --config (or
 $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  --port overrides
 metastore.port.  Logs are JSON lines on stderr.  SIGTERM/SIGINT stop it gracefully: the
 listener closes, calls in progress finish (metastore.stop_grace seconds at most).
+Prometheus counters are served at http://<bind>:<metastore.metrics_port, by default the
+Thrift port + 100>/metrics (hopshive.metastore.metrics).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
+from . import metrics
 from .app import DEFAULTS, Metastore
 from .registry import BackendError
 
@@ -48,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         config["metastore"]["port"] = args.port
     ms = config["metastore"]
     if args.check_config:
+        try:
+            metrics.metrics_port(ms)
+        except ValueError as exc:
+            print(f"hopshive-metastore: {exc}", file=sys.stderr)
+            return 2
         print_config(config)
         return 0
     if args.check:
@@ -57,16 +65,31 @@ def main(argv: list[str] | None = None) -> int:
     if not schemas_usable(config["database"], [COMPONENTS["hops"], COMPONENTS["metastore"]]):
         return 1
     sock = listen(ms["bind"], int(ms["port"]))
+    exporter = directory = None
     try:
+        port = metrics.metrics_port(ms)
+        if port is not None:
+            directory = metrics.use_directory()
         bootstrap = Metastore(config, sock)
         bootstrap.bootstrap()
         bootstrap.store.close()
     except (BackendError, ValueError) as exc:
         log.error("cannot start", extra={"error": str(exc)})
+        metrics.stop(None, directory)
         return 1
+    if port is not None:
+        try:
+            exporter = metrics.serve(ms["bind"], port, directory)
+        except OSError as exc:
+            log.error("cannot start", extra={"error": f"metrics port {ms['bind']}:{port}: {exc}"})
+            metrics.stop(None, directory)
+            return 1
     log.info("listening", extra={"bind": ms["bind"], "port": ms["port"], "workers": ms["workers"],
-                                 "warehouse": ms["warehouse"]})
-    return run_workers(int(ms["workers"]), lambda index: serve_worker(config, sock), float(ms["stop_grace"]))
+                                 "warehouse": ms["warehouse"], "metrics_port": port})
+    try:
+        return run_workers(int(ms["workers"]), lambda index: serve_worker(config, sock), float(ms["stop_grace"]))
+    finally:
+        metrics.stop(exporter, directory)
 
 
 if __name__ == "__main__":

@@ -51,9 +51,9 @@ def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def place_error(method: str, result, exc: BaseException) -> TApplicationException | None:
-    """Put ``exc`` into ``result``; returns a TApplicationException to send instead when the
-    method declares no exception field."""
+def place_error(method: str, result, exc: BaseException) -> Exception:
+    """Put ``exc`` into ``result`` and return what was put there; returns a
+    TApplicationException to send instead when the method declares no exception field."""
     fields = _exception_fields(type(result))
     if not isinstance(exc, HopsHiveError):
         reference = uuid.uuid4().hex[:12]
@@ -75,5 +75,6 @@ def place_error(method: str, result, exc: BaseException) -> TApplicationExceptio
         chosen = next((by_class[n] for n in wanted if n in by_class), None) \
             or by_class.get("MetaException") or fields[0]
     _, attribute, cls = chosen
-    setattr(result, attribute, cls(message=text))
-    return None
+    placed = cls(message=text)
+    setattr(result, attribute, placed)
+    return placed
