@@ -32,12 +32,11 @@ class Scratch:
     started: object   # the database server's clock when it began (see sweep_orphans)
 
 
-@contextlib.contextmanager
-def client(instance: tuple, user: str, timeout: float = 120.0):
-    """A Hive 3.1 Thrift client of one instance ``(host, port)``, acting as ``user``."""
+def client(instance: tuple, user: str, timeout: float = 120.0) -> hms.thrift_client:
+    """A Hive 3.1 Thrift client of one instance ``(host, port)``, acting as ``user`` (use it
+    with ``with``)."""
     host, port = instance
-    with hms.thrift_client(port, host=host, user=user, timeout=timeout) as connection:
-        yield connection
+    return hms.thrift_client(port, host=host, user=user, timeout=timeout)
 
 
 def probe(instance: tuple, timeout: float = 5.0) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import happybase
 import pytest
@@ -57,6 +58,18 @@ def test_descriptors_are_shared_by_content(metastore, sales, hbase_server):
     parts = list(conn.table(f"{prefix}parts").scan())
     conn.close()
     assert len(parts) == 12 and len(sds) == 1   # table and partitions differ only in location
+
+
+def test_a_restarted_hbase_server_costs_no_call(metastore, hms, hbase_server):
+    """Pooled connections the HBase server closed (restart, its read timeout) are checked
+    after check_after seconds unused and replaced before a call runs on them."""
+    metastore.store.config["check_after"] = 0.2
+    assert hms.get_database("default").name == "default"
+    assert hbase_server.stop() == 0
+    hbase_server.start()
+    time.sleep(0.5)      # past check_after: the next call checks its connection first
+    assert hms.get_database("default").name == "default"
+    assert hms.get_all_databases() == ["default"]
 
 
 def test_explain(metastore, sales, tmp_path, db):

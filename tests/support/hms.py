@@ -7,7 +7,6 @@ Nothing here imports the service: the harness uses it against a deployed metasto
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from typing import Callable, Sequence
 
@@ -17,25 +16,38 @@ from thrift.transport import TSocket, TTransport
 
 
 # --------------------------------------------------------------------------- clients
-@contextlib.contextmanager
-def thrift_client(port: int, hive2: bool = False, user: str | None = "alice", timeout: float = 30.0,
-                  host: str = "127.0.0.1"):
-    """A Hive 3.1 (pymetastore) or Hive 2 (hmsclient, with fb303) client, after set_ugi."""
-    if hive2:
-        from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
-    else:
-        from pymetastore.hive_metastore import ThriftHiveMetastore
-    sock = TSocket.TSocket(host, port)
-    sock.setTimeout(int(timeout * 1000))
-    transport = TTransport.TBufferedTransport(sock)
-    transport.open()
-    try:
-        client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport))
-        if user:
-            client.set_ugi(user, [])
-        yield client
-    finally:
-        transport.close()
+class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with thrift_client(port) as c``
+    """A Hive 3.1 (pymetastore) or Hive 2 (hmsclient, with fb303) client, after set_ugi.
+
+    A class, not a @contextmanager generator: the generated exceptions are frozen, and
+    contextlib re-raising one through a generator sets its __traceback__, which turns a
+    MetaException into "TypeError: can't modify immutable instance"."""
+
+    def __init__(self, port: int, hive2: bool = False, user: str | None = "alice", timeout: float = 30.0,
+                 host: str = "127.0.0.1"):
+        if hive2:
+            from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
+        else:
+            from pymetastore.hive_metastore import ThriftHiveMetastore
+        sock = TSocket.TSocket(host, port)
+        sock.setTimeout(int(timeout * 1000))
+        self.transport = TTransport.TBufferedTransport(sock)
+        self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))
+        self.user = user
+
+    def __enter__(self):
+        self.transport.open()
+        try:
+            if self.user:
+                self.client.set_ugi(self.user, [])
+        except BaseException:
+            self.transport.close()
+            raise
+        return self.client
+
+    def __exit__(self, *_exc) -> bool:
+        self.transport.close()
+        return False
 
 
 # --------------------------------------------------------------------------- objects

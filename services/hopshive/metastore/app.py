@@ -23,8 +23,10 @@ from .thrift.server import ThriftServer
 from .warehouse import Warehouse
 
 # The defaults only: importing the module needs happybase, which only the hbase backend does.
+# check_after: seconds a pooled HBase connection may sit unused before it is checked (one
+# cheap call) before use -- the server may have closed it meanwhile.
 HBASE_DEFAULTS = {"host": "127.0.0.1", "port": 9090, "table_prefix": "hopshive_", "pool_size": 8,
-                  "timeout": 30.0, "scan_batch": 1000}
+                  "timeout": 30.0, "scan_batch": 1000, "check_after": 5.0}
 
 log = logging.getLogger("hopshive.metastore")
 

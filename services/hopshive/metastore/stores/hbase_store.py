@@ -56,6 +56,7 @@ from typing import Mapping, Sequence
 
 import happybase
 from thrift.protocol import TBinaryProtocol
+from thriftpy2.transport import TTransportException
 from thrift.TSerialization import deserialize, serialize
 
 from ...core.db import Database
@@ -113,6 +114,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                                              timeout=int(float(self.config["timeout"]) * 1000))
         self.names = {t: (self.config["table_prefix"] + t).encode() for t in TABLES}
         self._table_locks: defaultdict = defaultdict(threading.RLock)
+        self._last_used: dict[int, float] = {}   # id(pooled connection) -> when its last work ended
         with self.pool.connection() as conn:
             existing = set(conn.tables())
             for table, family in TABLES.items():
@@ -134,7 +136,10 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def _hb(self, work):
         try:
             with self.pool.connection() as conn:
-                return work(lambda name: conn.table(self.names[name]))
+                self._revive_if_stale(conn)
+                result = work(lambda name: conn.table(self.names[name]))
+                self._last_used[id(conn)] = time.monotonic()
+                return result
         except MetastoreError:
             raise
         except (OSError, EOFError) as exc:
@@ -143,6 +148,20 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             if type(exc).__name__ in ("IOError", "IllegalArgument", "TTransportException", "TApplicationException"):
                 raise MetastoreError(f"HBase error: {getattr(exc, 'message', exc)}") from exc
             raise
+
+    def _revive_if_stale(self, conn: happybase.Connection) -> None:
+        """A pooled connection idle for a while may be closed at the other end (the
+        server's read timeout, a restart).  Check it with one cheap call and reconnect if
+        it is dead, so that a caller's work -- whose writes may not be safe to repeat --
+        never starts on a dead socket."""
+        if time.monotonic() - self._last_used.get(id(conn), 0.0) < float(self.config["check_after"]):
+            return
+        try:
+            conn.tables()
+        except (TTransportException, OSError, EOFError):
+            log.info("reconnecting to HBase", extra={"host": self.config["host"], "port": self.config["port"]})
+            conn._refresh_thrift_client()   # what happybase's pool does with a failed connection
+            conn.open()
 
     @contextlib.contextmanager
     def _writing(self, db_name: str, table_name: str):
