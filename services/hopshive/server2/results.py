@@ -19,6 +19,8 @@ from __future__ import annotations
 import itertools
 from typing import Iterator
 
+import pyarrow as pa
+
 from .arrow_columns import ARROW_TYPES
 from .values import column_values
 
@@ -40,11 +42,8 @@ class RowResult:
 
 
 class ArrowResult:
-    def __init__(self, schema, batches: Iterator):
+    def __init__(self, schema: pa.Schema, batches: Iterator[pa.RecordBatch]):
         """``batches``: Arrow record batches of ``schema`` (any sizes, empty ones too)."""
-        import pyarrow as pa
-
-        self.pa = pa
         self.schema = schema
         self.batches = batches
         # What is left of the current batch.  Reading the first one runs the query before
@@ -59,15 +58,14 @@ class ArrowResult:
             rows += part.num_rows
             self.pending = self.pending.slice(part.num_rows) if part.num_rows < self.pending.num_rows \
                 else next(self.batches, None)
-        sink = self.pa.BufferOutputStream()
-        with self.pa.ipc.new_stream(sink, self.schema) as writer:
-            writer.write_table(self.pa.Table.from_batches(parts, self.schema).combine_chunks())
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, self.schema) as writer:
+            writer.write_table(pa.Table.from_batches(parts, self.schema).combine_chunks())
         return "arrow", sink.getvalue().to_pybytes(), rows
 
 
 def arrow_result(session, frame) -> ArrowResult:
     """Run ``frame`` as Arrow batches made by the JVM, one partition at a time."""
-    import pyarrow as pa
     from pyspark.rdd import _local_iterator_from_socket
     from pyspark.serializers import NoOpSerializer
     from pyspark.sql.pandas.types import to_arrow_schema
