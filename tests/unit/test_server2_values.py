@@ -28,8 +28,8 @@ def test_type_names():
 
 
 def test_nulls_are_a_bitmap_and_values_are_filled():
-    built = rowset(list_columns([("a", "int", "INT_TYPE"), ("s", "string", "STRING_TYPE")],
-                                [[1, None, 3, None, None, None, None, None, 9], ["x", None, "z", "", "", "", "", "", ""]]))
+    columns = [[1, None, 3, None, None, None, None, None, 9], ["x", None, "z", "", "", "", "", "", ""]]
+    built = rowset(list_columns([("a", "int", "INT_TYPE"), ("s", "string", "STRING_TYPE")], columns))
     ints, strings = built.columns
     assert ints.i32Val.values == [1, 0, 3, 0, 0, 0, 0, 0, 9]
     assert ints.i32Val.nulls == bytes([0b11111010, 0])
