@@ -41,7 +41,7 @@ def _nulls(values: list) -> bytes:
 
 
 def column(type_id: str, values: list, nulls: bytes) -> t.TColumn:
-    """Wire-ready values (None or anything where ``nulls`` has a bit) -> the TColumn of ``type_id``."""
+    """Wire-ready values (None where ``nulls`` has a bit set) -> the TColumn of ``type_id``."""
     field, kind, filler = _COLUMN.get(type_id, _STRING)
     if any(nulls):
         values = [filler if v is None else v for v in values]
