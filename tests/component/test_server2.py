@@ -87,6 +87,30 @@ def test_projects_cannot_touch_each_other(server2):
         assert query(bob, "SELECT x FROM secret") == [(42,)]
 
 
+ARROW_TYPED = ", ".join(f"IF(id % 7 = 3, NULL, {expression}) AS c{number}" for number, expression in enumerate((
+    "id % 2 = 0", "CAST(id % 100 AS TINYINT)", "CAST(id AS SMALLINT)", "CAST(id AS INT)", "id",
+    "CAST(id / 3 AS FLOAT)", "CAST(id AS DOUBLE) / 7", "CAST(id AS STRING)", "CAST(CAST(id AS STRING) AS BINARY)",
+    "CAST(id / 100 AS DECIMAL(10,2))", "DATE_ADD(DATE'2024-01-01', CAST(id AS INT))",
+    "TIMESTAMP_MICROS(id * 1000123)", "CAST(TIMESTAMP_MICROS(id * 1000123) AS TIMESTAMP_NTZ)")))
+
+
+def test_arrow_and_row_paths_give_the_same_values(server2):
+    """Columns of the types fetched as Arrow batches, then the same query with an array column
+    (which sends it down the row path): same values and NULLs, with fetches of 7,777 rows
+    across Arrow batches (10,000 rows) and partitions (3)."""
+    sql = f"SELECT {ARROW_TYPED} FROM range(0, 25000, 1, 3)"
+    with connect(server2) as conn:
+        cursor = conn.cursor()
+        cursor.arraysize = 7777
+        cursor.execute(sql)
+        arrow = cursor.fetchall()
+        cursor.execute(sql.replace(" FROM ", ", array(1) AS forces_rows FROM "))
+        rows = [row[:-1] for row in cursor.fetchall()]
+    assert len(arrow) == 25000
+    assert arrow[3] == (None,) * 13 and arrow[:3] == rows[:3]
+    assert arrow == rows
+
+
 @pytest.mark.parametrize("email, password, database, words", [
     (ANN, "wrong password!", "alpha", "wrong e-mail or password"),
     ("nobody@example.org", PASSWORD, "alpha", "wrong e-mail or password"),

@@ -7,7 +7,7 @@ import decimal
 
 from impala_thrift_gen.TCLIService import ttypes as t
 
-from hopshive.server2.rowsets import column_rowset, schema_of
+from hopshive.server2.rowsets import list_columns, rowset, schema_of
 from hopshive.server2.values import column_value, hive_string, type_name
 
 
@@ -28,13 +28,13 @@ def test_type_names():
 
 
 def test_nulls_are_a_bitmap_and_values_are_filled():
-    rowset = column_rowset([("a", "int", "INT_TYPE"), ("s", "string", "STRING_TYPE")],
-                           [[1, None, 3, None, None, None, None, None, 9], ["x", None, "z", "", "", "", "", "", ""]], 0)
-    ints, strings = rowset.columns
+    columns = [[1, None, 3, None, None, None, None, None, 9], ["x", None, "z", "", "", "", "", "", ""]]
+    built = rowset(list_columns([("a", "int", "INT_TYPE"), ("s", "string", "STRING_TYPE")], columns))
+    ints, strings = built.columns
     assert ints.i32Val.values == [1, 0, 3, 0, 0, 0, 0, 0, 9]
     assert ints.i32Val.nulls == bytes([0b11111010, 0])
     assert strings.stringVal.nulls == bytes([0b10, 0])
-    assert isinstance(rowset, t.TRowSet) and rowset.columnCount == 2
+    assert isinstance(built, t.TRowSet) and built.columnCount == 2
 
 
 def test_batches_of_a_column():

@@ -8,8 +8,9 @@ server2) and serves each connection in a thread.  A connection is one request:
 - ``("open", session_id, database)``: a SparkSession of its own (``newSession``) using
   ``database``;
 - ``("execute", session_id, operation_id, sql)`` then ``("fetch", n)``... ``("close",)``:
-  a statement, run in a job group named by the operation, its rows pulled in batches
-  (``toLocalIterator``: one partition in memory at a time);
+  a statement, run in a job group named by the operation, its rows pulled in batches of at
+  most ``n`` rows, each ``("ok", (kind, data, rows))`` (results.py: Arrow batches, or rows
+  for local relations and the types Arrow does not carry; one partition in memory at a time);
 - ``("meta", session_id, operation_id, kind, args)``: catalog listings, served the same way;
 - ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``.
 
@@ -26,10 +27,11 @@ import os
 import sys
 import threading
 from multiprocessing.connection import Connection, Listener
-from typing import Any, Iterator
+from typing import Any
 
 from ..core.logs import setup_logging
-from .values import column_values, type_name
+from .results import ArrowResult, RowResult, arrow_fits, arrow_result
+from .values import type_name
 
 log = logging.getLogger("hopshive.server2.engine")
 DDL_SCHEMA = [("Result", "string", "STRING_TYPE")]
@@ -120,45 +122,42 @@ class Engine:
         context.setJobGroup(operation_id, f"server2 operation {operation_id}", interruptOnCancel=True)
         try:
             if request[0] == "execute":
-                schema, rows = self.execute(session, request[3])
+                schema, result = self.execute(session, request[3])
             else:
                 schema, rows = self.meta(session, request[3], request[4])
+                result = RowResult(schema, rows)
             conn.send(("ok", schema))
             while True:
                 message = conn.recv()
                 if message[0] != "fetch":
                     break
-                batch = []
-                for row in rows:
-                    batch.append(row)
-                    if len(batch) >= message[1]:
-                        break
-                columns = [column_values(t, [r[i] for r in batch]) for i, (_, _, t) in enumerate(schema)]
-                conn.send(("ok", (columns, len(batch))))
+                conn.send(("ok", result.take(message[1])))
         finally:
             context.setLocalProperty("spark.jobGroup.id", None)
 
     @staticmethod
-    def execute(session, sql: str) -> tuple[list, Iterator]:
+    def execute(session, sql: str) -> tuple[list, RowResult | ArrowResult]:
         frame = session.sql(sql)
         fields = frame.schema.fields
         if not fields:
-            return DDL_SCHEMA, iter(())
+            return DDL_SCHEMA, RowResult(DDL_SCHEMA, iter(()))
         schema = [(f.name, *type_name(f.dataType.simpleString())) for f in fields]
         if frame.isLocal():             # literals, local relations: no Spark job at all
-            return schema, iter(frame.collect())
+            return schema, RowResult(schema, iter(frame.collect()))
+        if arrow_fits(frame):
+            return schema, arrow_result(session, frame)
         rows = frame.toLocalIterator(prefetchPartitions=True)   # the next partition runs while this one is sent
         first = next(rows, None)        # the query runs (and can be cancelled) before the reply
-        return schema, itertools.chain([first], rows) if first is not None else iter(())
+        return schema, RowResult(schema, itertools.chain([first], rows) if first is not None else iter(()))
 
     @staticmethod
-    def meta(session, kind: str, args: dict) -> tuple[list, Iterator]:
+    def meta(session, kind: str, args: dict) -> tuple[list, list]:
         catalog = session.catalog
         string = lambda *names: [(n, "string", "STRING_TYPE") for n in names]   # noqa: E731
         if kind == "schemas":
             names = [d.name for d in catalog.listDatabases()]
             rows = [(n, "spark_catalog") for n in names if fnmatch.fnmatchcase(n, _pattern(args.get("schema")))]
-            return string("TABLE_SCHEM", "TABLE_CATALOG"), iter(rows)
+            return string("TABLE_SCHEM", "TABLE_CATALOG"), rows
         if kind == "tables":
             rows = []
             for db in [d.name for d in catalog.listDatabases()]:
@@ -169,7 +168,7 @@ class Engine:
                     if fnmatch.fnmatchcase(t.name, _pattern(args.get("table"))) and \
                             (not args.get("types") or table_type in args["types"]):
                         rows.append(("", db, t.name, table_type, t.description or ""))
-            return string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE", "REMARKS"), iter(rows)
+            return string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE", "REMARKS"), rows
         if kind == "columns":
             rows = []
             for db in [d.name for d in catalog.listDatabases()]:
@@ -184,13 +183,13 @@ class Engine:
                                          "YES" if c.nullable else "NO", c.description or ""))
             schema = string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "COLUMN_NAME", "TYPE_NAME")
             schema += [("ORDINAL_POSITION", "int", "INT_TYPE")] + string("IS_NULLABLE", "REMARKS")
-            return schema, iter(rows)
+            return schema, rows
         if kind == "functions":
             pattern = _pattern(args.get("function"))
             rows = [("", None, f.name, f.description or "", 1, f.className or "")
                     for f in catalog.listFunctions() if fnmatch.fnmatchcase(f.name, pattern)]
             schema = string("FUNCTION_CAT", "FUNCTION_SCHEM", "FUNCTION_NAME", "REMARKS")
-            return schema + [("FUNCTION_TYPE", "int", "INT_TYPE")] + string("SPECIFIC_NAME"), iter(rows)
+            return schema + [("FUNCTION_TYPE", "int", "INT_TYPE")] + string("SPECIFIC_NAME"), rows
         raise ValueError(f"unknown listing {kind}")
 
 

@@ -15,7 +15,7 @@ from .auth import PlatformAuthenticator
 from .engines import Engines
 from .exceptions import AuthenticationFailed, Server2Error, StatementFailed
 from .operations import CANCELED, CLOSED, ERROR, FINISHED, Operation, Registry, Session
-from .rowsets import column_rowset, schema_of, type_info_rows
+from .rowsets import list_columns, rowset, schema_of, type_info_rows
 from .transport import ConnectionContext
 
 log = logging.getLogger("hopshive.server2")
@@ -243,17 +243,16 @@ class Handler:
             with operation.lock:
                 lines = operation.logs[operation.logs_sent:]
                 operation.logs_sent = len(operation.logs)
-            rowset = column_rowset([("log", "string", "STRING_TYPE")], [lines], 0)
-            return t.TFetchResultsResp(status=_ok(), hasMoreRows=False, results=rowset)
+            columns = list_columns([("log", "string", "STRING_TYPE")], [lines])
+            return t.TFetchResultsResp(status=_ok(), hasMoreRows=False, results=rowset(columns))
         count = max(1, min(int(req.maxRows or 1000), self.fetch_limit))
         if operation.rows is not None:
             rows, operation.rows = operation.rows[:count], operation.rows[count:]
-            columns = [[r[i] for r in rows] for i in range(len(operation.schema))]
+            columns = list_columns(operation.schema, [[r[i] for r in rows] for i in range(len(operation.schema))])
             fetched = len(rows)
         else:
             columns, fetched = operation.fetch(count)
-        rowset = column_rowset(operation.schema, columns, 0)
-        return t.TFetchResultsResp(status=_ok(), hasMoreRows=fetched == count, results=rowset)
+        return t.TFetchResultsResp(status=_ok(), hasMoreRows=fetched == count, results=rowset(columns))
 
     # ------------------------------------------------------------------ not offered
     def _unsupported(self, response_type, what: str):

@@ -40,16 +40,22 @@ def _nulls(values: list) -> bytes:
     return bytes(bits)
 
 
-def column_rowset(schema: list, columns: list[list], offset: int) -> t.TRowSet:
-    """Columns of wire-ready values (None for NULL) -> a columnar TRowSet."""
-    built = []
-    for (_, _, type_id), values in zip(schema, columns):
-        field, kind, filler = _COLUMN.get(type_id, _STRING)
-        nulls = _nulls(values)
-        if any(nulls):
-            values = [filler if v is None else v for v in values]
-        built.append(t.TColumn(**{field: kind(values=values, nulls=nulls)}))
-    return t.TRowSet(startRowOffset=offset, rows=[], columns=built, columnCount=len(built))
+def column(type_id: str, values: list, nulls: bytes) -> t.TColumn:
+    """Wire-ready values (None where ``nulls`` has a bit set) -> the TColumn of ``type_id``."""
+    field, kind, filler = _COLUMN.get(type_id, _STRING)
+    if any(nulls):
+        values = [filler if v is None else v for v in values]
+    return t.TColumn(**{field: kind(values=values, nulls=nulls)})
+
+
+def list_columns(schema: list, columns: list[list]) -> list[t.TColumn]:
+    """Columns of wire-ready values (None for NULL) -> TColumns."""
+    return [column(type_id, values, _nulls(values)) for (_, _, type_id), values in zip(schema, columns)]
+
+
+def rowset(columns: list[t.TColumn]) -> t.TRowSet:
+    """A columnar TRowSet (protocol V6+; clients count rows themselves, the offset is 0)."""
+    return t.TRowSet(startRowOffset=0, rows=[], columns=columns, columnCount=len(columns))
 
 
 def type_info_rows() -> tuple[list, list]:

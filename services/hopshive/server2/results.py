@@ -1,0 +1,78 @@
+"""A statement's rows inside the engine, cut into FetchResults-sized batches.
+
+Two shapes, one contract (``take(count)`` -> ``(kind, data, rows)``, at most ``count`` rows):
+
+- ``ArrowResult``: the JVM encodes each partition as Arrow record batches (``toArrowBatchRdd``,
+  ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows each) and serves them partition by
+  partition (``toLocalIterator``: one partition in memory, the next one prefetched).  A fetch
+  is re-cut at any batch boundary and travels to server2 as an Arrow IPC stream
+  (``kind == "arrow"``), which turns it into TColumns (arrow_columns.py).  No Python object
+  per value is made here.
+- ``RowResult``: Row objects (``toLocalIterator`` or a local ``collect``), turned into
+  wire-ready column lists here (``kind == "rows"``).  Used for local relations (``select 1``:
+  no Spark job), catalog listings and the types Arrow does not carry the Hive way
+  (arrow_columns.ARROW_TYPES).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterator
+
+import pyarrow as pa
+
+from .arrow_columns import ARROW_TYPES
+from .values import column_values
+
+
+def arrow_fits(frame) -> bool:
+    """Whether every column of ``frame`` is a type the Arrow path formats as the row path does."""
+    return all(f.dataType.simpleString().split("(", 1)[0] in ARROW_TYPES for f in frame.schema.fields)
+
+
+class RowResult:
+    def __init__(self, schema: list, rows: Iterator):
+        self.type_ids = [type_id for _, _, type_id in schema]
+        self.rows = rows
+
+    def take(self, count: int) -> tuple[str, list, int]:
+        batch = list(itertools.islice(self.rows, count))
+        columns = [column_values(type_id, [r[i] for r in batch]) for i, type_id in enumerate(self.type_ids)]
+        return "rows", columns, len(batch)
+
+
+class ArrowResult:
+    def __init__(self, schema: pa.Schema, batches: Iterator[pa.RecordBatch]):
+        """``batches``: Arrow record batches of ``schema`` (any sizes, empty ones too)."""
+        self.schema = schema
+        self.batches = batches
+        # What is left of the current batch.  Reading the first one runs the query before
+        # the engine replies, so errors and cancels surface while the operation is RUNNING.
+        self.pending = next(self.batches, None)
+
+    def take(self, count: int) -> tuple[str, bytes, int]:
+        parts, rows = [], 0
+        while rows < count and self.pending is not None:
+            part = self.pending.slice(0, count - rows)
+            parts.append(part)
+            rows += part.num_rows
+            self.pending = self.pending.slice(part.num_rows) if part.num_rows < self.pending.num_rows \
+                else next(self.batches, None)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, self.schema) as writer:
+            writer.write_table(pa.Table.from_batches(parts, self.schema).combine_chunks())
+        return "arrow", sink.getvalue().to_pybytes(), rows
+
+
+def arrow_result(session, frame) -> ArrowResult:
+    """Run ``frame`` as Arrow batches made by the JVM, one partition at a time."""
+    from pyspark.rdd import _local_iterator_from_socket
+    from pyspark.serializers import NoOpSerializer
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    large = session.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+    schema = to_arrow_schema(frame.schema, timezone=session.conf.get("spark.sql.session.timeZone"),
+                             prefers_large_types=large)
+    sock_info = session.sparkContext._jvm.PythonRDD.toLocalIteratorAndServe(frame._jdf.toArrowBatchRdd(), True)
+    messages = _local_iterator_from_socket(sock_info, NoOpSerializer())   # the next partition is prefetched
+    return ArrowResult(schema, (pa.ipc.read_record_batch(pa.py_buffer(m), schema) for m in messages))
