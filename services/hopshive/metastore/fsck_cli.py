@@ -84,25 +84,22 @@ def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
 
 
 def run_hbase_fsck(config: dict, do_repair: bool) -> int:
-    from ..namespace.liveness import Liveness
-    from ..namespace.namespace import Namespace
     from .locations import Locations
     from .stores.hbase import fsck as hbase_fsck
 
     def work(db, store) -> int:
         ms = config["metastore"]
-        namespace = Namespace(db, config["namespace"], "metatool", Liveness(db, "metatool", 10.0))
         locations = Locations(ms["namespace_uris"], ms["warehouse"])
-        report = hbase_fsck.find(store, namespace, locations)
+        report = hbase_fsck.find(store, db, locations)
         print("hbase store fsck: " + (", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
                                       or "nothing found"))
         for finding in report.findings:
             print(f"  {finding.kind} {finding.table}/{finding.row.hex()}: {finding.what}"
                   f" [{'repairable' if finding.repairable else 'report only'}]")
         if do_repair and report.findings:
-            done = hbase_fsck.repair(store, report)
+            done = hbase_fsck.repair(store, report, db, locations)
             print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
-            report = hbase_fsck.find(store, namespace, locations)
+            report = hbase_fsck.find(store, db, locations)
         return 1 if report.findings else 0
     return _with_hbase_store(config, work, 2)
 

@@ -152,12 +152,6 @@ def sds_below(tx: Tx, inode_ids: Iterable[int], limit: int = 1_000_000) -> list[
     return [row[0] for row in rows]
 
 
-def sds_without_directory(tx: Tx, limit: int = 1_000_000) -> list[int]:
-    """SDs that point at no inode (indexes' and views' own SDs): an index removed by a
-    cascade leaves its SD among these, wherever its base table was."""
-    return [row[0] for row in tx.query(f"SELECT SD_ID FROM {MS}.SDS WHERE PARTITION_ID IS NULL LIMIT {int(limit)}")]
-
-
 def inodes_of_sds(tx: Tx, sd_ids: Iterable[int]) -> list[int]:
     """The directory inodes the given SDs point at."""
     wanted = sorted(set(sd_ids))
