@@ -171,6 +171,20 @@ def burst(db: Database, tables: list, trash: int) -> list[float]:
     return lags
 
 
+def caught_up(db: Database, deadline: float = 300.0) -> None:
+    """Until the cleaner's stored position has reached the server's (it handled everything)."""
+    from hopshive.cleaner.positions import GtidPosition
+    target = db.run(lambda tx: GtidPosition(tx.query_one("SELECT @@GLOBAL.gtid_binlog_pos")[0]))
+    since = time.monotonic()
+    while True:
+        row = db.run(lambda tx: tx.query_one("SELECT GTID FROM metastore.CLEANER_POSITION"), readonly=True)
+        if row and GtidPosition(row[0]).behind(target) == 0:
+            return
+        if time.monotonic() - since > deadline:
+            raise RuntimeError(f"the cleaner did not catch up within {deadline} s")
+        time.sleep(0.05)
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -226,6 +240,7 @@ def main() -> int:
             rows.append(("single partition-directory deletes, skipTrash", lags))
             step(f"burst of {args.burst}")
             tables = [make_table(db, w_db, w, f"b{n}", args.partitions) for n in range(args.burst)]
+            caught_up(db)   # the burst starts with nothing else in the cleaner's queue
             rows.append((f"burst: {args.burst} table-directory moves back to back (each from its own commit)",
                          burst(db, tables, trash)))
         finally:
