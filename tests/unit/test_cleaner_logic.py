@@ -23,12 +23,14 @@ def test_a_directory_delete_names_its_id_and_old_key():
     assert touches.inode_ids == {7} and touches.keys == {(1, 2, "sales.db")} and touches.cleaning
 
 
-def test_file_deletes_and_inserts_imply_nothing():
+def test_file_deletes_and_inserts_imply_nothing_to_clean():
     touches = Touches()
     touches.add_rows("hops", "hdfs_inodes", "delete", [{"values": dict(DIR, is_dir=0)}])
     touches.add_rows("hops", "hdfs_inodes", "write", [{"values": DIR}])
-    touches.add_rows("metastore", "TBLS", "write", [{"values": {"SD_ID": 3}}])
-    assert not touches and touches.events == 3
+    assert not touches
+    touches.add_rows("metastore", "TBLS", "write", [{"values": {"TBL_ID": 2, "DB_ID": 1, "SD_ID": 3}}])
+    assert touches.ref_changes == [RefChange("table", 2, ref=3)]   # recorded: its SD hangs off its database's
+    assert not touches.cleaning and touches.events == 3
 
 
 def test_a_key_update_of_a_directory_is_a_move_from_the_old_key_and_other_updates_are_not():
