@@ -130,12 +130,12 @@ def test_database_directory_moved_to_the_trash(cleaner, hive, sales, webhdfs, db
         webhdfs.delete(trashed(targets, db_path), recursive=True)
 
 
-def test_warehouse_deleted_by_the_superuser(cleaner, hive, db, scratch, targets):
-    """A (scratch) warehouse of two databases deleted by the HDFS superuser, skipping the
-    trash: the directories' deletes cascade, the cleaner takes what the keys could not."""
+def warehouse_deleted(hive, scratch, targets, name: str) -> None:
+    """Two databases ``<prefix><name>1``/``2`` of three partitions in a (scratch) warehouse,
+    which the HDFS superuser then deletes, skipping the trash."""
     for n in (1, 2):
-        hive.create_database(database(f"{scratch.prefix}db{n}", f"{scratch.uri}/warehouse/db{n}.db"))
-        made = table(f"{scratch.prefix}db{n}", "t", parts=("p int",), owner=targets.user)
+        hive.create_database(database(f"{scratch.prefix}{name}{n}", f"{scratch.uri}/warehouse/db{n}.db"))
+        made = table(f"{scratch.prefix}{name}{n}", "t", parts=("p int",), owner=targets.user)
         hive.create_table(made)
         hive.add_partitions([partition(made, [str(p)]) for p in range(3)])
     superuser = WebHdfs(targets.webhdfs_url, "hdfs")
@@ -143,6 +143,11 @@ def test_warehouse_deleted_by_the_superuser(cleaner, hive, db, scratch, targets)
         assert superuser.delete(f"{scratch.path}/warehouse", recursive=True, skiptrash=True)
     finally:
         superuser.close()
+
+
+def test_warehouse_deleted_by_the_superuser(cleaner, hive, db, scratch, targets):
+    """The directories' deletes cascade; the cleaner takes what the keys could not."""
+    warehouse_deleted(hive, scratch, targets, "db")
     wait_clean(targets, scratch, "warehouse deleted by the superuser")
     assert [n for n in hive.get_all_databases() if n.startswith(scratch.prefix)] == []
     assert ms.counts(db, scratch.uri) == {"databases": 0, "tables": 0, "partitions": 0, "descriptors": 0}

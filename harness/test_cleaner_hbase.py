@@ -12,8 +12,7 @@ import time
 import pytest
 
 from harness.support import metastore as ms
-from harness.support.webhdfs import WebHdfs
-from harness.test_cleaner import DEADLINE, cleaner  # noqa: F401 (fixture)
+from harness.test_cleaner import DEADLINE, cleaner, warehouse_deleted  # noqa: F401 (fixture)
 from harness.test_metastore_hbase import hbase_metastores  # noqa: F401 (fixture)
 from tests.support.hms import database, partition, table
 from tests.support.polling import wait_until
@@ -96,16 +95,7 @@ def test_database_directory_moved_to_the_trash_on_the_hbase_store(cleaner, hbase
 
 
 def test_warehouse_deleted_by_the_superuser_on_the_hbase_store(cleaner, hbase_hive, scratch, targets):
-    for n in (1, 2):
-        hbase_hive.create_database(database(f"{scratch.prefix}hbw{n}", f"{scratch.uri}/warehouse/db{n}.db"))
-        made = table(f"{scratch.prefix}hbw{n}", "t", parts=("p int",), owner=targets.user)
-        hbase_hive.create_table(made)
-        hbase_hive.add_partitions([partition(made, [str(p)]) for p in range(3)])
-    superuser = WebHdfs(targets.webhdfs_url, "hdfs")
-    try:
-        assert superuser.delete(f"{scratch.path}/warehouse", recursive=True, skiptrash=True)
-    finally:
-        superuser.close()
+    warehouse_deleted(hbase_hive, scratch, targets, "hbw")
     settle(hbase_hive, scratch.prefix, {}, "warehouse deleted by the superuser")
 
 
