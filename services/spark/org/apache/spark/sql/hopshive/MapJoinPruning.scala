@@ -7,11 +7,12 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, BindReferences, Cast, EqualTo, EvalMode,
-  Expression, IsNotNull, Literal, PredicateHelper}
+  Expression, InSubquery, IsNotNull, ListQuery, Literal, PredicateHelper}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, InnerLike, JoinType, LeftAnti, LeftOuter, LeftSemi,
   RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LeafNode, LocalRelation, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, JoinHint, LeafNode, LocalRelation, LogicalPlan,
+  Project}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.classic.ClassicConversions.castToImpl
 import org.apache.spark.sql.execution.SQLExecution
@@ -75,7 +76,10 @@ case class MapJoinPruning(session: SparkSession) extends Rule[LogicalPlan] with 
       return plan
     }
     val found = ArrayBuffer.empty[KeySet]
-    val rewritten = plan.transformDown { case join: Join => prune(join, found) }
+    val rewritten = plan.transformDown {
+      case join: Join => prune(join, found)
+      case filter: Filter => pruneBySubquery(filter, found)
+    }
     rewritten.invalidateStatsCache()   // sizes were estimated before any partition was chosen
     if (found.isEmpty) rewritten else restrictReads(rewritten, found.toSeq)
   }
@@ -95,24 +99,45 @@ case class MapJoinPruning(session: SparkSession) extends Rule[LogicalPlan] with 
       .getOrElse(join)
   }
 
-  /** The side Spark will broadcast, if any: hints first; a hint for another strategy wins over sizes. */
-  private def broadcastSide(join: Join): Option[BuildSide] =
-    try {
-      getBroadcastBuildSide(join, hintOnly = true, conf).orElse {
-        val otherHint = hintToSortMergeJoin(join.hint) || hintToShuffleHashJoin(join.hint) ||
-          hintToShuffleReplicateNL(join.hint)
-        if (otherHint) None else getBroadcastBuildSide(join, hintOnly = false, conf)
+  /**
+   * `WHERE key IN (SELECT ...)`, uncorrelated: the left semi join Spark makes of it only after
+   * partitions are fetched (RewritePredicateSubquery), handled as that join (the subquery is
+   * the small side, broadcast when small enough).
+   */
+  private def pruneBySubquery(filter: Filter, found: ArrayBuffer[KeySet]): LogicalPlan = {
+    splitConjunctivePredicates(filter.condition).collectFirst {
+      case in @ InSubquery(_, query: ListQuery) if query.outerAttrs.isEmpty && !filter.isStreaming => (in, query)
+    }.flatMap { case (in, query) =>
+      val semi = Join(filter.child, query.plan, LeftSemi, None, JoinHint.NONE)
+      val equalities = in.values.zip(query.plan.output)
+      val build = withStatistics(Option.empty[BuildSide])(Some(BuildRight).filter(_ => canBroadcastBySize(query.plan, conf)))
+      keySets(semi, bigIsLeft = true, equalities, build).map { case (rewritten, sets) =>
+        found ++= sets
+        val materialized = in.copy(query = query.withNewPlan(rewritten.right))
+        filter.copy(condition = filter.condition.transform { case e if e eq in => materialized })
       }
-    } catch {
-      case NonFatal(_) => None   // a plan without statistics: not a map join we can tell
+    }.getOrElse(filter)
+  }
+
+  /** The side Spark will broadcast, if any: hints first; a hint for another strategy wins over sizes. */
+  private def broadcastSide(join: Join): Option[BuildSide] = withStatistics(Option.empty[BuildSide]) {
+    getBroadcastBuildSide(join, hintOnly = true, conf).orElse {
+      val otherHint = hintToSortMergeJoin(join.hint) || hintToShuffleHashJoin(join.hint) ||
+        hintToShuffleReplicateNL(join.hint)
+      if (otherHint) None else getBroadcastBuildSide(join, hintOnly = false, conf)
     }
+  }
+
+  /** `decide`, which reads plan statistics; `default` for a plan that cannot estimate its size. */
+  private def withStatistics[T](default: T)(decide: => T): T =
+    try decide catch { case NonFatal(_) => default }
 
   /** The sides that may be the big one (true: the left), the one Spark streams first. */
   private def orientations(join: Join, build: Option[BuildSide]): Seq[Boolean] = {
     val allowed = Seq(true, false).filter(bigIsLeft => if (bigIsLeft) canPruneLeft(join.joinType)
       else canPruneRight(join.joinType))
     val streamedLeft = build.map(_ == BuildRight).getOrElse(
-      try getSmallerSide(join.left, join.right) == BuildRight catch { case NonFatal(_) => true })
+      withStatistics(true)(getSmallerSide(join.left, join.right) == BuildRight))
     allowed.sortBy(_ != streamedLeft)
   }
 
