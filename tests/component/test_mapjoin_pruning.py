@@ -45,40 +45,17 @@ def stack(mariadb, tmp_path_factory):
     assert code == 0, metastore.log_tail()
 
 
-def _matching(rows: list) -> int:
-    return len(rows)     # one fact row per partition
-
-
 @pytest.mark.parametrize("case", mj.PRUNED, ids=lambda case: case.name)
 def test_pruned_query_fetches_only_the_partitions_its_keys_reach(stack, case):
+    """Including an empty key set, which fetches nothing and returns no rows."""
     spark, endpoints = stack
-    run = mj.run(spark, endpoints, case, timeout=TIMEOUT)
-    assert not isinstance(run.off, dict), run.off
-    assert run.on == run.off
-    assert sum(run.fetched_off.values()) == mj.PARTITIONS[case.table], run.fetched_off
-    assert run.fetched_on == ({"get_partitions_by_filter": case.fetched} if case.fetched else {})
-
-
-def test_fetched_partitions_are_the_matching_ones(stack):
-    """Where keys are exact (an IN list), fetched == the partitions of the rows returned."""
-    spark, endpoints = stack
-    run = mj.run(spark, endpoints, mj.PRUNED[0], timeout=TIMEOUT)
-    assert run.fetched_on == {"get_partitions_by_filter": _matching(run.on)}
+    mj.check_pruned(mj.run(spark, endpoints, case, timeout=TIMEOUT), case)
 
 
 @pytest.mark.parametrize("case", mj.LEFT_ALONE, ids=lambda case: case.name)
 def test_query_the_rule_cannot_prune_is_left_alone(stack, case):
     spark, endpoints = stack
-    run = mj.run(spark, endpoints, case, timeout=TIMEOUT)
-    assert not isinstance(run.off, dict), run.off
-    assert (run.on, run.fetched_on) == (run.off, run.fetched_off)
-    assert sum(run.fetched_on.values()) == mj.PARTITIONS[case.table]
-
-
-def test_empty_key_set_fetches_nothing_and_returns_no_rows(stack):
-    spark, endpoints = stack
-    run = mj.run(spark, endpoints, next(c for c in mj.PRUNED if c.name == "empty-key-set"), timeout=TIMEOUT)
-    assert (run.on, run.fetched_on) == ([], {})
+    mj.check_left_alone(mj.run(spark, endpoints, case, timeout=TIMEOUT), case)
 
 
 def test_failing_dimension_fails_the_query_with_sparks_error(stack):

@@ -21,8 +21,6 @@ MAX_VALUES = "spark.hopshive.mapJoinPruning.maxValues"
 DATABASE = "mj"
 DAYS = [f"2024-01-0{d}" for d in range(1, 7)]
 REGIONS = ["eu", "us", "ap"]
-# partitions of each fact table
-PARTITIONS = {"mj.f": len(DAYS) * len(REGIONS), "mj.fh": len(DAYS) * len(REGIONS), "mj.fi": 6}
 _DB = re.compile(r"\bmj\b")
 
 
@@ -68,14 +66,15 @@ TEARDOWN = ["DROP DATABASE mj CASCADE"]
 
 @dataclass(frozen=True)
 class Case:
-    """A query; ``fetched``: partitions of ``table`` the metastore returns with the option on
-    (None: the rule leaves the query alone, so it fetches what it fetches with the option off).
-    ``settings`` are SET for the query only."""
+    """A query; ``fetched``: partitions of ``table`` (``partitions`` in all) the metastore returns
+    with the option on (None: the rule leaves the query alone, so it fetches what it fetches with
+    the option off).  ``settings`` are SET for the query only."""
     name: str
     query: str
     fetched: int | None
     table: str = "mj.f"
     settings: dict = field(default_factory=dict)
+    partitions: int = len(DAYS) * len(REGIONS)
 
 
 STAR = "SELECT f.v, f.ds, f.region FROM mj.f JOIN mj.dd ON f.ds = dd.ds WHERE dd.holiday"
@@ -90,7 +89,7 @@ PRUNED = [
     Case("multi-column", "SELECT f.v FROM mj.f JOIN mj.dk ON f.ds = dk.ds AND f.region = dk.region", 3),
     Case("left-semi", "SELECT v FROM mj.f LEFT SEMI JOIN mj.dd ON f.ds = dd.ds AND dd.holiday", 6),
     Case("in-subquery", "SELECT v FROM mj.f WHERE ds IN (SELECT ds FROM mj.dd WHERE holiday)", 6),
-    Case("widening-cast", "SELECT fi.v FROM mj.fi JOIN mj.dh ON fi.h = dh.h", 2, "mj.fi"),
+    Case("widening-cast", "SELECT fi.v FROM mj.fi JOIN mj.dh ON fi.h = dh.h", 2, "mj.fi", partitions=6),
     Case("partitioned-dimension", "SELECT f.v, dp.x FROM mj.f JOIN mj.dp ON f.ds = dp.ds WHERE dp.kind = 'promo'", 6),
     Case("range-over-max-values", "SELECT f.v FROM mj.f JOIN mj.dd ON f.ds = dd.ds WHERE dd.n % 2 = 1", 15,
          settings={MAX_VALUES: "2"}),
@@ -143,6 +142,23 @@ def run(spark: SparkProcess, endpoints: list[tuple], case: Case, prefix: str = "
             answer = spark.run({"q": statements}, timeout=timeout)["q"]
         answers[enabled], fetched[enabled] = answer[statements[-1 - len(case.settings)]], got.by_method
     return Run(answers[False], answers[True], fetched[False], fetched[True])
+
+
+def check_pruned(run_: Run, case: Case) -> None:
+    """Same rows off and on; off, Spark fetched every partition; on, exactly ``case.fetched``,
+    which is the partitions the rows came from (one row each) unless a range was sent."""
+    assert not isinstance(run_.off, dict), run_.off
+    assert run_.on == run_.off
+    assert MAX_VALUES in case.settings or case.fetched == len(run_.on), run_.on
+    assert sum(run_.fetched_off.values()) == case.partitions, run_.fetched_off
+    assert run_.fetched_on == ({"get_partitions_by_filter": case.fetched} if case.fetched else {})
+
+
+def check_left_alone(run_: Run, case: Case) -> None:
+    """Same rows and the same partitions fetched (all of them) off and on."""
+    assert not isinstance(run_.off, dict), run_.off
+    assert (run_.on, run_.fetched_on) == (run_.off, run_.fetched_off)
+    assert sum(run_.fetched_on.values()) == case.partitions
 
 
 def explain(spark: SparkProcess, query: str, enabled: bool, prefix: str = "", timeout: float = 600) -> str:
