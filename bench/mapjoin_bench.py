@@ -8,7 +8,8 @@ run by Spark without dynamic partition pruning, Spark with it (its default), and
 HopsHive's map-join pruning.  For each: partitions the metastore returned (its /metrics),
 planning time (SQL text to the executed plan: analysis, optimization -- where partitions are
 fetched and their directories listed -- and physical planning) and total time (planning plus
-collecting the result), medians of --repeat runs after one untimed warm-up run each.
+collecting the result), medians of --repeat runs, after one untimed run of ours (class loading,
+JIT, metastore connections; Spark's runs are dominated by fetching and listing, warm or not).
 
 Starts a private MariaDB, namenode and metastore from tests/support, like the component tests,
 and one local[2] Spark session in this process (the HopsHive extension built by
@@ -43,12 +44,13 @@ HOT = [(0, "r0"), (1, "r5"), (2, "r9")]           # (day index, region): the 3 m
 QUERY = ("SELECT count(*), sum(f.v) FROM bench.fact f JOIN bench.dim d ON f.ds = d.ds AND f.region = d.region"
          " WHERE d.hot")
 EXPECTED = [(len(HOT), sum(range(1, len(HOT) + 1)))]
+OURS = "ours (map-join pruning)"
 CONFIGS = {     # name -> session settings
     "Spark, no DPP": {"spark.sql.optimizer.dynamicPartitionPruning.enabled": "false",
                       "spark.hopshive.mapJoinPruning.enabled": "false"},
     "Spark + DPP": {"spark.sql.optimizer.dynamicPartitionPruning.enabled": "true",
                     "spark.hopshive.mapJoinPruning.enabled": "false"},
-    "ours (map-join pruning)": {"spark.sql.optimizer.dynamicPartitionPruning.enabled": "true",
+    OURS: {"spark.sql.optimizer.dynamicPartitionPruning.enabled": "true",
                                 "spark.hopshive.mapJoinPruning.enabled": "true"},
 }
 
@@ -68,7 +70,8 @@ def session(base: Path, metastore_port: int, namenode: str):
     from pyspark.sql import SparkSession
     jar = build_jar(base / "spark-extension")
     spark = (SparkSession.builder.master("local[2]").appName("mapjoin-bench")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2")
              .config("spark.driver.memory", "2g")
              .config("spark.sql.catalogImplementation", "hive")
              .config("spark.hadoop.hive.metastore.uris", f"thrift://127.0.0.1:{metastore_port}")
@@ -92,12 +95,13 @@ def load(spark, metastore_port: int, partitions: int) -> None:
         for start in range(0, days, 100):
             hive.add_partitions([partition(fact, (day(d), region)) for d in range(start, min(start + 100, days))
                                  for region in REGIONS])
-            log(f"  {(start + 100) * len(REGIONS):,} partitions")
+            log(f"  {min(start + 100, days) * len(REGIONS):,} partitions")
     rows = ", ".join(f"({n}, '{day(d)}', '{region}')" for n, (d, region) in enumerate(HOT, start=1))
     spark.sql(f"INSERT INTO bench.fact VALUES {rows}")
     spark.sql("CREATE TABLE bench.dim (ds STRING, region STRING, hot BOOLEAN) USING parquet")
     spark.sql("INSERT INTO bench.dim VALUES " + ", ".join(
-        f"('{day(d)}', '{region}', {str((d, region) in HOT).lower()})" for d in range(min(100, days)) for region in REGIONS))
+        f"('{day(d)}', '{region}', {str((d, region) in HOT).lower()})"
+        for d in range(min(100, days)) for region in REGIONS))
 
 
 def measure(spark, endpoint: tuple, settings_: dict) -> tuple[int, float, float]:
@@ -119,7 +123,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--partitions", type=int, default=10_000)
     parser.add_argument("--large", action="store_true", help="100,000 partitions")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     partitions = 100_000 if args.large else args.partitions
     base = Path(tempfile.mkdtemp(prefix="mapjoin-bench-"))
@@ -140,13 +144,14 @@ def main() -> int:
         spark = session(base, metastore.port, namenode.address)
         log(f"loading {partitions:,} partitions")
         load(spark, metastore.port, partitions)
+        measure(spark, endpoint, CONFIGS[OURS])       # warm-up, untimed
         results = {name: [] for name in CONFIGS}
-        for round_ in range(args.repeat + 1):          # round 0 warms up, untimed
+        for round_ in range(1, args.repeat + 1):
             for name, config_ in CONFIGS.items():
                 sample = measure(spark, endpoint, config_)
-                log(f"  round {round_} {name}: fetched {sample[0]:,}, planning {sample[1]:.2f} s, total {sample[2]:.2f} s")
-                if round_:
-                    results[name].append(sample)
+                log(f"  round {round_} {name}: fetched {sample[0]:,}, planning {sample[1]:.2f} s, "
+                    f"total {sample[2]:.2f} s")
+                results[name].append(sample)
         report(partitions, results)
         return 0
     finally:
@@ -160,14 +165,15 @@ def main() -> int:
 
 
 def report(partitions: int, results: dict) -> None:
-    medians = {name: (samples[0][0], statistics.median(s[1] for s in samples), statistics.median(s[2] for s in samples))
-               for name, samples in results.items()}
-    ours = medians["ours (map-join pruning)"]
+    medians = {name: (samples[0][0], statistics.median(s[1] for s in samples),
+                      statistics.median(s[2] for s in samples)) for name, samples in results.items()}
+    ours = medians[OURS]
     print(f"\n{partitions:,} partitions, {len(HOT)} matching; medians of {len(next(iter(results.values())))} runs\n")
     print("| plan | partitions fetched | planning, s | total, s | planning: this / ours | total: this / ours |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, (fetched, planning, total) in medians.items():
-        print(f"| {name} | {fetched:,} | {planning:.2f} | {total:.2f} | {planning / ours[1]:.1f}x | {total / ours[2]:.1f}x |")
+        print(f"| {name} | {fetched:,} | {planning:.2f} | {total:.2f} | {planning / ours[1]:.1f}x "
+              f"| {total / ours[2]:.1f}x |")
 
 
 if __name__ == "__main__":

@@ -99,7 +99,8 @@ PRUNED = [
 LEFT_ALONE = [
     Case("left-outer-big-preserved", "SELECT f.v, dd.n FROM mj.f LEFT JOIN mj.dd ON f.ds = dd.ds AND dd.holiday", None),
     Case("left-anti", "SELECT v FROM mj.f LEFT ANTI JOIN mj.dd ON f.ds = dd.ds AND dd.holiday", None),
-    Case("function-on-key", "SELECT f.v FROM mj.f JOIN mj.dr ON upper(f.region) = dr.code WHERE dr.name = 'Asia'", None),
+    Case("function-on-key", "SELECT f.v FROM mj.f JOIN mj.dr ON upper(f.region) = dr.code WHERE dr.name = 'Asia'",
+         None),
     Case("value-changing-cast", "SELECT f.v FROM mj.f JOIN mj.dd ON CAST(f.ds AS DATE) = dd.day WHERE dd.holiday",
          None),
     Case("non-partition-key", "SELECT f.v FROM mj.f JOIN mj.dd ON f.v = dd.n WHERE dd.holiday", None),

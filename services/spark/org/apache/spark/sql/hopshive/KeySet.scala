@@ -55,12 +55,14 @@ private[hopshive] case class KeySet(columns: Seq[Attribute], tuples: Set[Seq[Any
     if (sorted.size <= maxValues) {
       In(col, sorted.map(Literal(_, col.dataType)))
     } else {
-      And(GreaterThanOrEqual(col, Literal(sorted.head, col.dataType)), LessThanOrEqual(col, Literal(sorted.last, col.dataType)))
+      And(GreaterThanOrEqual(col, Literal(sorted.head, col.dataType)),
+        LessThanOrEqual(col, Literal(sorted.last, col.dataType)))
     }
   }
 
   private def balancedOr(terms: Seq[Expression]): Expression =
-    if (terms.size == 1) terms.head else terms.splitAt(terms.size / 2) match { case (l, r) => Or(balancedOr(l), balancedOr(r)) }
+    if (terms.size == 1) terms.head
+    else terms.splitAt(terms.size / 2) match { case (l, r) => Or(balancedOr(l), balancedOr(r)) }
 }
 
 private[hopshive] object KeySet {

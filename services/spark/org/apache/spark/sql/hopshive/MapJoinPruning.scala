@@ -110,7 +110,9 @@ case class MapJoinPruning(session: SparkSession) extends Rule[LogicalPlan] with 
     }.flatMap { case (in, query) =>
       val semi = Join(filter.child, query.plan, LeftSemi, None, JoinHint.NONE)
       val equalities = in.values.zip(query.plan.output)
-      val build = withStatistics(Option.empty[BuildSide])(Some(BuildRight).filter(_ => canBroadcastBySize(query.plan, conf)))
+      val build = withStatistics(Option.empty[BuildSide]) {
+        Some(BuildRight).filter(_ => canBroadcastBySize(query.plan, conf))
+      }
       keySets(semi, bigIsLeft = true, equalities, build).map { case (rewritten, sets) =>
         found ++= sets
         val materialized = in.copy(query = query.withNewPlan(rewritten.right))
@@ -283,7 +285,8 @@ case class MapJoinPruning(session: SparkSession) extends Rule[LogicalPlan] with 
         val max = maxValues
         val chosen = PartitionedScan.choose(session, current, read, mine.map(_.condition(max)).reduce[Expression](And))
         val kept = PartitionedScan.find(chosen, read).flatMap(PartitionedScan.chosen(_)).map(_._2.size)
-        val tag = MapJoinPruned(mine.map(_.describe(max)).mkString(", ") + kept.map(n => s" -> $n partitions").getOrElse(""))
+        val tag = MapJoinPruned(mine.map(_.describe(max)).mkString(", ") +
+          kept.map(n => s" -> $n partitions").getOrElse(""))
         chosen.transformUp { case node: LeafNode if node.outputSet == read.outputSet => Filter(tag, node) }
       }
     }

@@ -42,7 +42,8 @@ private[hopshive] object PartitionedScan {
     case files: LogicalRelation if files.catalogTable.isDefined => files.relation match {
       case fs: HadoopFsRelation if fs.partitionSchema.nonEmpty => fs.location match {
         case index: PartitioningAwareFileIndex =>
-          Some((files.resolve(fs.partitionSchema, SQLConf.get.resolver), index.partitionSpec().partitions.map(_.values)))
+          val columns = files.resolve(fs.partitionSchema, SQLConf.get.resolver)
+          Some((columns, index.partitionSpec().partitions.map(_.values)))
         case _ => None
       }
       case _ => None
