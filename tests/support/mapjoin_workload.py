@@ -34,23 +34,27 @@ def _fact_rows() -> str:
                      enumerate(((d, r) for d in DAYS for r in REGIONS), start=1))
 
 
-SETUP = [
+# The fact mj.f and the two dimensions of the star queries (what the harness makes) ...
+STAR_SETUP = [
     "CREATE DATABASE mj",
-    # facts: a file-source table, a Hive serde (text) table, and one partitioned by an int
     "CREATE TABLE mj.f (v INT, ds STRING, region STRING) USING parquet PARTITIONED BY (ds, region)",
     f"INSERT INTO mj.f VALUES {_fact_rows()}",
-    "CREATE TABLE mj.fh (v INT) PARTITIONED BY (ds STRING, region STRING) STORED AS TEXTFILE",
-    "SET hive.exec.dynamic.partition.mode=nonstrict",
-    "INSERT INTO mj.fh PARTITION (ds, region) SELECT v, ds, region FROM mj.f",
-    "CREATE TABLE mj.fi (v INT, h INT) USING parquet PARTITIONED BY (h)",
-    "INSERT INTO mj.fi VALUES " + ", ".join(f"({h * 10}, {h})" for h in range(1, 7)),
-    # dimensions (unpartitioned: Spark knows their size and broadcasts them)
     "CREATE TABLE mj.dd (ds STRING, n INT, holiday BOOLEAN, label STRING, day DATE) USING parquet",
     "INSERT INTO mj.dd VALUES " + ", ".join(
         f"('{day}', {n}, {str(n in (2, 4)).lower()}, '{'early' if n <= 3 else 'late'}', DATE'{day}')"
         for n, day in enumerate(DAYS, start=1)),
     "CREATE TABLE mj.dr (region STRING, name STRING, code STRING) USING parquet",
     "INSERT INTO mj.dr VALUES ('eu', 'Europe', 'EU'), ('us', 'America', 'US'), ('ap', 'Asia', 'AP')",
+]
+# ... and the other facts and dimensions of the component tests.
+SETUP = STAR_SETUP + [
+    # the same fact as a Hive serde (text) table, and one partitioned by an int
+    "CREATE TABLE mj.fh (v INT) PARTITIONED BY (ds STRING, region STRING) STORED AS TEXTFILE",
+    "SET hive.exec.dynamic.partition.mode=nonstrict",
+    "INSERT INTO mj.fh PARTITION (ds, region) SELECT v, ds, region FROM mj.f",
+    "CREATE TABLE mj.fi (v INT, h INT) USING parquet PARTITIONED BY (h)",
+    "INSERT INTO mj.fi VALUES " + ", ".join(f"({h * 10}, {h})" for h in range(1, 7)),
+    # more dimensions (unpartitioned, like dd and dr: Spark knows their size and broadcasts them)
     "CREATE TABLE mj.dk (ds STRING, region STRING) USING parquet",
     "INSERT INTO mj.dk VALUES ('2024-01-01', 'eu'), ('2024-01-02', 'us'), ('2024-01-03', 'ap')",
     "CREATE TABLE mj.dh (h BIGINT) USING parquet",
@@ -60,8 +64,6 @@ SETUP = [
     "INSERT INTO mj.dp VALUES (1, '2024-01-01', 'plain'), (2, '2024-01-03', 'promo'), (3, '2024-01-06', 'promo'),"
     " (4, '2024-01-02', 'plain')",
 ]
-
-TEARDOWN = ["DROP DATABASE mj CASCADE"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ LEFT_ALONE = [
     Case("non-deterministic-small-side", "SELECT f.v FROM mj.f JOIN (SELECT ds FROM mj.dd WHERE holiday AND"
          " length(uuid()) = 36) d ON f.ds = d.ds", None),
     Case("over-broadcast-threshold", STAR, None, settings={"spark.sql.autoBroadcastJoinThreshold": "-1"}),
+    # the fact is the side Spark broadcasts, or a hint asks for a sort-merge join: no map join
+    Case("big-table-broadcast", STAR.replace("SELECT", "SELECT /*+ BROADCAST(f) */"), None),
+    Case("merge-hint", STAR.replace("SELECT", "SELECT /*+ MERGE(dd) */"), None),
 ]
 
 # A dimension that fails while it is materialized (ANSI cast of 'early'/'late' to INT).
@@ -132,12 +137,13 @@ def _statements(case: Case, enabled: bool) -> list[str]:
             + [f"SET {key}={value}" for key, value in resets.items()])
 
 
-def run(spark: SparkProcess, endpoints: list[tuple], case: Case, prefix: str = "", timeout: float = 600) -> Run:
-    """Runs ``case`` with the option off, then on, in ``spark``; ``endpoints`` are the metastores'
-    (host, metrics port)."""
+def run(spark: SparkProcess, endpoints: list[tuple], case: Case, prefix: str = "", timeout: float = 600,
+        off: bool = True) -> Run:
+    """Runs ``case`` with the option off (unless ``off`` is false: Run.off is then None), then on,
+    in ``spark``; ``endpoints`` are the metastores' (host, metrics port)."""
     table = localize(case.table, prefix)
-    answers, fetched = {}, {}
-    for enabled in (False, True):
+    answers, fetched = {False: None}, {False: {}}
+    for enabled in (False, True) if off else (True,):
         statements = [localize(s, prefix) for s in _statements(case, enabled)]
         with prom.fetched(endpoints, table) as got:
             answer = spark.run({"q": statements}, timeout=timeout)["q"]
