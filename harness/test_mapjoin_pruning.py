@@ -129,16 +129,5 @@ def project(platform, run_id) -> tuple[str, str]:
 def test_a_query_through_server2_is_pruned(targets, project, counted_metastores):
     email, name = project
     with server2.connect(targets, email, PASSWORD, name) as conn:
-        for statement in ("CREATE TABLE f (v INT, ds STRING) USING parquet PARTITIONED BY (ds)",
-                          "INSERT INTO f VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')",
-                          "CREATE TABLE d (ds STRING, hot BOOLEAN) USING parquet",
-                          "INSERT INTO d VALUES ('a', false), ('b', true), ('c', false), ('d', true)"):
-            server2.query(conn, statement)
-        answers = {}
-        for enabled in ("false", "true"):
-            server2.query(conn, f"SET {mj.ENABLED}={enabled}")
-            with metrics.fetched(counted_metastores, f"{name}.f") as got:
-                rows = server2.query(conn, "SELECT f.v FROM f JOIN d ON f.ds = d.ds WHERE d.hot ORDER BY f.v")
-            answers[enabled] = (rows, got.by_method)
-    assert answers["false"] == ([(2,), (4,)], {"get_partitions": 4}), answers
-    assert answers["true"] == ([(2,), (4,)], {"get_partitions_by_filter": 2}), answers
+        answers = mj.through_server2(conn, lambda table: metrics.fetched(counted_metastores, table), f"{name}.f")
+    assert answers == mj.SERVER2_EXPECTED

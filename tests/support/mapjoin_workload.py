@@ -168,6 +168,37 @@ def check_left_alone(run_: Run, case: Case) -> None:
     assert sum(run_.fetched_on.values()) == case.partitions
 
 
+# A project user's star through server2, in the project's database (server2 opens sessions there).
+SERVER2_SETUP = [
+    "CREATE TABLE f (v INT, ds STRING) USING parquet PARTITIONED BY (ds)",
+    "INSERT INTO f VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')",
+    "CREATE TABLE d (ds STRING, hot BOOLEAN) USING parquet",
+    "INSERT INTO d VALUES ('a', false), ('b', true), ('c', false), ('d', true)",
+]
+SERVER2_QUERY = "SELECT f.v FROM f JOIN d ON f.ds = d.ds WHERE d.hot ORDER BY f.v"
+
+
+def through_server2(conn, fetched, table: str) -> dict:
+    """Makes SERVER2_SETUP over the PyHive connection ``conn``, then runs SERVER2_QUERY after
+    `SET` of the option to false and to true: {"false": (rows, partitions fetched), "true": ...}.
+    ``fetched(table)`` counts what the metastore returned (tests.support.metastore_metrics.fetched)."""
+    cursor = conn.cursor()
+    for statement in SERVER2_SETUP:
+        cursor.execute(statement)
+    answers = {}
+    for enabled in ("false", "true"):
+        cursor.execute(f"SET {ENABLED}={enabled}")
+        with fetched(table) as got:
+            cursor.execute(SERVER2_QUERY)
+            rows = cursor.fetchall()
+        answers[enabled] = (rows, got.by_method)
+    return answers
+
+
+SERVER2_EXPECTED = {"false": ([(2,), (4,)], {"get_partitions": 4}),
+                    "true": ([(2,), (4,)], {"get_partitions_by_filter": 2})}
+
+
 def explain(spark: SparkProcess, query: str, enabled: bool, prefix: str = "", timeout: float = 600) -> str:
     """EXPLAIN EXTENDED of ``query`` with the option on or off."""
     statements = [f"SET {ENABLED}={str(enabled).lower()}", f"EXPLAIN EXTENDED {localize(query, prefix)}"]
