@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -162,6 +163,7 @@ def main() -> int:
                 service.stop()
             except Exception as exc:    # noqa: BLE001 -- keep stopping the others
                 log(f"stopping {type(service).__name__}: {exc}")
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def report(partitions: int, results: dict) -> None:
