@@ -30,17 +30,30 @@ later columns; the residual, LIKE, evaluated here).
 Locks stay on the metastore's database (HIVE_LOCKS), as Hive's HBaseStore left locks and
 transactions to its RDBMS TxnHandler.
 
-Consistency (HBase has no foreign keys and no transactions across rows): the directory side
-goes first on create (the directory exists before any metadata names it) and last on drop
-(metadata first, then the directory); within HBase, children are written after their
-parents and deleted before them (SD row before the partition that references it; a table's
-partitions and statistics before the table row).  A crash in between leaves only
-unreferenced rows (an SD with a stale count, statistics or partitions of a table row that
-is gone) or a directory without metadata -- never metadata naming a missing parent;
-``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes those rows.
-Directories deleted behind the metastore's back (no inode foreign key here) are not
-followed yet: see the README.  Writers of one table take turns within a process; writers
-in different processes or instances are not serialised (no cross-row transactions).
+Consistency (HBase has no foreign keys and no transactions across rows).  The order of
+operations makes sure a reader never sees a live object's rows name a missing directory,
+and a crash leaves only what fsck finds:
+
+* create: the directory first (its own transaction, committed), then the rows;
+* drop: the rows first, then the directory;
+* rename/move (``alter_table``, ``rename_partition``): the directory move runs in a database
+  transaction that stays open while the rows naming the new place are written, and commits
+  after them (``_moving``); a failed HBase write rolls the move back;
+* within HBase, children are written after their parents and deleted before them (SD row
+  before the partition that references it; a table's partitions and statistics before the
+  table row).
+
+A crash in between leaves only unreferenced rows (an SD with a stale count, statistics or
+partitions of a table row that is gone), a directory without metadata, or -- a crash after
+a rename's rows and before its commit -- rows naming a directory that does not exist.
+``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes all of
+those; the last kind is also what a directory deleted or moved behind the metastore's back
+leaves (no inode foreign key here): the cleaner (``hopshive.cleaner.hbase``) follows every
+directory delete and move in the binlog and drops the metadata at or below it whose
+directory is gone, re-reading row and directory just before (a rename in flight has
+rewritten its rows before its directory move becomes visible), and its sweeps run the same
+check over everything.  Writers of one table take turns within a process; writers in
+different processes or instances are not serialised (no cross-row transactions).
 """
 
 from __future__ import annotations
@@ -173,6 +186,15 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def _dirs(self, work):
         """Directory operations run on the namespace's database, in their own transaction."""
         return self.db.run(work)
+
+    @contextlib.contextmanager
+    def _moving(self):
+        """A directory move that commits only after the metadata naming its new place is
+        written (yields ``in_move(work)``, running ``work(tx)`` in the open transaction).  The
+        cleaner, which drops metadata whose directory is gone, sees the move only at commit,
+        when no row names the old place any more; a failed HBase write rolls the move back."""
+        with self.db.transaction() as tx:
+            yield lambda work: work(tx)
 
     def _scan(self, table, start: bytes, stop: bytes, filter_text: bytes | None = None, columns=None):
         return table.scan(row_start=start or None, row_stop=stop or None, filter=filter_text, columns=columns,
@@ -345,22 +367,23 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             if not new_sd.location and old.tableType != "VIRTUAL_VIEW":
                 new_sd.location = old_location
             managed = is_managed(new_table.tableType)
-            if renamed and managed and old_location and new_sd.location in (None, "", old_location):
-                new_sd.location = Locations.child(target.locationUri, new_name)
-                if not self._dirs(lambda tx: dirs.rename(tx, old_location, new_sd.location, lambda *a: None)):
-                    new_sd.location = old_location
-            elif new_sd.location != old_location:
-                self._dirs(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed))
-            stored = copy.copy(new_table)
-            stored.sd = new_sd
-            parts = list(self._scan(t("parts"), *self._part_range(db_name, name)))
-            if renamed or new_sd.location != old_location or cascade:
-                self._move_partitions(t, old, stored, parts, cascade)
-            self._put_table(t, new_key, stored)
-            if renamed:
-                self._move_stats(t, db_name, name, new_db, new_name)
-                t("tbls").delete(_s(db_name) + _s(name))
-            self._release_sd(t, old_data.get(SD))
+            with self._moving() as in_move:
+                if renamed and managed and old_location and new_sd.location in (None, "", old_location):
+                    new_sd.location = Locations.child(target.locationUri, new_name)
+                    if not in_move(lambda tx: dirs.rename(tx, old_location, new_sd.location, lambda *a: None)):
+                        new_sd.location = old_location
+                elif new_sd.location != old_location:
+                    in_move(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed))
+                stored = copy.copy(new_table)
+                stored.sd = new_sd
+                parts = list(self._scan(t("parts"), *self._part_range(db_name, name)))
+                if renamed or new_sd.location != old_location or cascade:
+                    self._move_partitions(t, old, stored, parts, cascade)
+                self._put_table(t, new_key, stored)
+                if renamed:
+                    self._move_stats(t, db_name, name, new_db, new_name)
+                    t("tbls").delete(_s(db_name) + _s(name))
+                self._release_sd(t, old_data.get(SD))
         with self._writing(db_name, name):
             self._hb(work)
 
@@ -643,18 +666,19 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             part.values, part.dbName, part.tableName = new_values, db_name, table_name
             part.sd = copy.deepcopy(new_part.sd) if new_part.sd else copy.deepcopy(old.sd)
             old_location = old.sd.location if old.sd else None
-            if is_managed(table.tableType) and old_location and table.sd and table.sd.location:
-                target = Locations.child(table.sd.location, new_name)
-                if self._dirs(lambda tx: dirs.rename(tx, old_location, target, lambda *a: None)) \
-                        or part.sd.location == old_location:
-                    part.sd.location = target
-            part.sd.location = part.sd.location or old_location
-            self._put_partition(t, new_key, part, new_name)
-            if new_key != old_key:
-                t("parts").delete(old_key)
-                self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
-                                 new_name)
-            self._release_sd(t, data.get(SD))
+            with self._moving() as in_move:
+                if is_managed(table.tableType) and old_location and table.sd and table.sd.location:
+                    target = Locations.child(table.sd.location, new_name)
+                    if in_move(lambda tx: dirs.rename(tx, old_location, target, lambda *a: None)) \
+                            or part.sd.location == old_location:
+                        part.sd.location = target
+                part.sd.location = part.sd.location or old_location
+                self._put_partition(t, new_key, part, new_name)
+                if new_key != old_key:
+                    t("parts").delete(old_key)
+                    self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
+                                     new_name)
+                self._release_sd(t, data.get(SD))
         with self._writing(db_name, table_name):
             self._hb(work)
 
