@@ -87,10 +87,14 @@ class Resolver:
                 nowait: bool = False) -> Resolved:
         """Resolve ``components``; with ``lock``, share-lock ancestors and exclusively lock
         the last ``exclusive`` components that exist (with ``nowait``, a row locked by
-        another transaction fails the statement at once: error 1205).  The root, the cached
-        prefix and the component after it (whose key follows from the last cached id) are
-        read in one statement per lock mode; each row is then checked against the key its
-        parent's actual id gives, and a component the cache guessed wrong is read on its own."""
+        another transaction fails the statement at once: error 1205).  The root and the
+        cached prefix are read in one statement per lock mode (a plain read also takes the
+        component after the prefix, whose key follows from the last cached id); each row is
+        then checked against the key its parent's actual id gives, and a component the cache
+        guessed wrong is read on its own.  A locking read also reads on its own each
+        component it found missing, once its parent's lock is held: a statement may look
+        for a key before it waits for another row's lock, so the absence it saw may be stale
+        by the time it returns (a concurrent creator held the parent and has committed)."""
         if lock:
             cut = max(len(components) - exclusive, 0)
             wait = " NOWAIT" if nowait else ""
@@ -102,7 +106,8 @@ class Resolver:
         for i, name in enumerate(components):
             cached = self._cache.get(tuple(components[: i + 1]))
             if cached is None:
-                keys.append((partition_id(parent_id, name), parent_id, name))
+                if not lock:
+                    keys.append((partition_id(parent_id, name), parent_id, name))
                 break
             keys.append(cached[0])
             parent_id = cached[1]
@@ -114,7 +119,7 @@ class Resolver:
             if not parent.is_dir:
                 break
             key = (partition_id(parent.id, name), parent.id, name)
-            if i + 1 < len(keys) and keys[i + 1] == key:
+            if i + 1 < len(keys) and keys[i + 1] == key and (key in found or not lock):
                 inode = found.get(key)          # read above, with the lock wanted here
             else:
                 inode = from_row(tx.query_one(f"{SELECT} WHERE {KEY_WHERE}{modes[i >= cut]}", key))
