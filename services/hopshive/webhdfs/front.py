@@ -199,7 +199,10 @@ class FrontProtocol(asyncio.Protocol):
             self._timer = None
 
     def _next(self) -> None:
-        parsed = parse(self.buffer, self.front.max_body, self.remote)
+        try:
+            parsed = parse(self.buffer, self.front.max_body, self.remote)
+        except Exception:   # whatever the front cannot read is aiohttp's to judge
+            parsed = False
         if parsed is None:
             return
         if parsed is not False:
