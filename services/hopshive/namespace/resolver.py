@@ -61,11 +61,14 @@ class Resolver:
         for key in [k for k in self._cache if k[: len(prefix)] == prefix]:
             self._cache.pop(key, None)
 
-    def _remember(self, components: list[str], inodes: list[Inode]) -> None:
-        if len(self._cache) > CACHE_LIMIT:
-            self._cache.clear()
-        for depth, inode in enumerate(inodes[1:], start=1):
-            self._cache[tuple(components[:depth])] = (inode.key, inode.id)
+    def _remember(self, prefixes: list[tuple[str, ...]], inodes: list[Inode]) -> None:
+        cache = self._cache
+        if len(cache) > CACHE_LIMIT:
+            cache.clear()
+        for prefix, inode in zip(prefixes, inodes[1:]):
+            entry = (inode.key, inode.id)
+            if cache.get(prefix) != entry:
+                cache[prefix] = entry
 
     def _read_keys(self, tx: Tx, keys: list[tuple], lock: str) -> dict[tuple, Inode]:
         """The inodes of ``keys``, in one statement written out in full: its names escaped
@@ -101,10 +104,11 @@ class Resolver:
             modes = (_LOCKS["share"] + wait, _LOCKS["update"] + wait)
         else:
             cut, modes = len(components), ("", "")
+        prefixes = [tuple(components[:i + 1]) for i in range(len(components))]
         keys = [ROOT_KEY]       # keys[i + 1] is the guessed key of components[i]
         parent_id = ROOT_ID
         for i, name in enumerate(components):
-            cached = self._cache.get(tuple(components[: i + 1]))
+            cached = self._cache.get(prefixes[i])
             if cached is None:
                 if not lock:
                     keys.append((partition_id(parent_id, name), parent_id, name))
@@ -124,9 +128,9 @@ class Resolver:
             else:
                 inode = from_row(tx.query_one(f"{SELECT} WHERE {KEY_WHERE}{modes[i >= cut]}", key))
             if inode is None:
-                self._cache.pop(tuple(components[: i + 1]), None)
+                self._cache.pop(prefixes[i], None)
                 break
             inodes.append(inode)
             parent = inode
-        self._remember(components, inodes)
+        self._remember(prefixes, inodes)
         return Resolved(components, inodes)
