@@ -29,6 +29,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -426,6 +427,7 @@ def main() -> int:
     parser.add_argument("--skip-spark", action="store_true")
     parser.add_argument("--skip-metadata", action="store_true")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))    # stop the private stack on the way out
     if args.private:
         args.user = args.user or "hdfs"
         with private_stack(args.workers) as (targets, pids):
