@@ -166,3 +166,21 @@ def test_kill_during_a_streamed_small_file_create_leaves_no_trace(private_webhdf
     assert not alice.exists(path)
     assert small_files(db) == before
     assert orphans(db) == []
+
+
+def test_reads_go_on_when_the_database_drops_the_connections(private_webhdfs, scratch):
+    """GETFILESTATUS runs on each worker's own connection (hopshive.webhdfs.loop_reads): when
+    the database drops it (here every connection is killed), the read is served through the
+    pool instead and the connection is opened again."""
+    alice, db, path = private_webhdfs.client("alice"), private_webhdfs.database, f"{scratch}/f"
+    alice.write(path, b"x")
+    for _ in range(20):
+        assert alice.status(path)["length"] == 1
+    with db.transaction() as tx:
+        ids = [row[0] for row in tx.query("SELECT id FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID()"
+                                          " AND user = 'root' AND command <> 'Daemon'")]
+        for ident in ids:
+            tx.execute(f"KILL {int(ident)}")
+    assert ids
+    for _ in range(20):
+        assert alice.status(path)["length"] == 1

@@ -40,13 +40,17 @@ class LoopReads:
         except DriverError as exc:
             if error_code(exc) not in CONNECTION_LOST | CANNOT_CONNECT:
                 raise
-            log.warning("loop connection lost; reads go through the thread pool until it is back",
-                        extra={"error": str(exc)})
-            self.close()
-            self._connect()
-            return await fallback()
+            error = exc
         finally:
-            tx.cursor.close()
+            try:
+                tx.cursor.close()
+            except DriverError:     # the connection is gone: nothing to discard
+                pass
+        log.warning("loop connection lost; reads go through the thread pool until it is back",
+                    extra={"error": str(error)})
+        self.close()
+        self._connect()
+        return await fallback()
 
     def _connect(self) -> None:
         if self._connecting is not None:
