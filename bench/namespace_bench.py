@@ -2,30 +2,43 @@
 """Namespace service benchmark: Spark Parquet I/O over webhdfs:// against file://, and
 metadata throughput (GETFILESTATUS, MKDIRS, small-file CREATE) with 1 and N clients.
 
-    .venv-test/bin/python bench/namespace_bench.py --url http://127.0.0.1:9870 \\
-        --size-mb 200 --duration 10
+    .venv-test/bin/python bench/namespace_bench.py --private --size-mb 200 --duration 10
+    .venv-test/bin/python bench/namespace_bench.py --url http://127.0.0.1:9870 --pids namenode=PID,...
 
-Python clients run in separate processes over keep-alive connections (http.client); they
-share the CPUs with the server and the database, so GETFILESTATUS is also measured with
-`wrk` (apt-get install wrk) for a figure free of client overhead.  Everything is done
-below a unique /tmp/bench-<id> directory, removed at the end.  Prints one table.
+--private starts a stack of its own from this checkout (a MariaDB from tests/support, the
+namenode with small files on, and a second one with small files off on the same database
+for the block-file CREATE row) and never touches a deployed service; --url measures a
+running namenode.  Python clients run in separate processes over keep-alive connections
+(http.client); they share the CPUs with the server and the database, so GETFILESTATUS is also
+measured with `wrk` (apt-get install wrk) for a figure with little client overhead.  Each row
+shows the CPU per operation of the server, the database and the clients, and the rate those
+would allow on this host's CPUs if nothing else ran ("CPU bound"): the host is shared, so
+that column is what to compare with the goal when the measured rate is held down by other
+work.  Everything is done below a unique /tmp/bench-<id> directory, removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import http.client
 import json
 import multiprocessing as mp
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 from urllib.parse import quote, urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 GOALS = {"ratio": 1.3, "GETFILESTATUS": 3000, "CREATE": 500}
 TICK = os.sysconf("SC_CLK_TCK")
@@ -73,15 +86,27 @@ class Meter:
             values = [int(v) for v in handle.readline().split()[1:]]
         return sum(values), values[3] + values[4]  # total, idle + iowait
 
+    @staticmethod
+    def cpu_wait_us() -> int:
+        """Microseconds some runnable task waited for a CPU since boot (Linux PSI; 0 without)."""
+        try:
+            with open("/proc/pressure/cpu") as handle:
+                return int(handle.readline().rsplit("total=", 1)[1])
+        except (OSError, IndexError, ValueError):
+            return 0
+
     def start(self) -> None:
         self._before = {label: {p: self._ticks(p) for p in self._family(pid)} for label, pid in self.groups.items()}
         self._host_before = self._host()
+        self._wait_before, self._wall_before = self.cpu_wait_us(), time.monotonic()
 
     def stop(self) -> dict:
         cpu = {label: sum(self._ticks(p) - t for p, t in before.items()) / TICK
                for label, before in self._before.items()}
         total, idle = (a - b for a, b in zip(self._host(), self._host_before))
-        return {"cpu": cpu, "host_busy": 1 - idle / total if total else float("nan")}
+        wall_us = (time.monotonic() - self._wall_before) * 1e6
+        return {"cpu": cpu, "host_busy": 1 - idle / total if total else float("nan"),
+                "cpu_wait": (self.cpu_wait_us() - self._wait_before) / wall_us}
 
 
 # ------------------------------------------------------------------ WebHDFS
@@ -121,16 +146,17 @@ class Conn:
 
 
 def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: float, duration: float,
-            queue) -> None:
+            size: int, queue) -> None:
     conn = Conn(url, user)
-    payload = os.urandom(1024)
-    own = f"{base}/{kind.lower()}-{index}"
+    payload = os.urandom(size)
+    own = f"{base}/{kind.lower()}-{size}-{index}-{uuid.uuid4().hex[:6]}"
     if kind != "GETFILESTATUS":
         conn.check("PUT", own, "MKDIRS")
     target = f"{base}/stat/a/b/c/file"
     latencies, count = [], 0
     time.sleep(max(0.0, start_at - time.time()))
     end = time.perf_counter() + duration
+    cpu = time.process_time()
     while True:
         t0 = time.perf_counter()
         if t0 >= end:
@@ -145,14 +171,15 @@ def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: flo
             conn.create(f"{own}/f{count}", payload)
         latencies.append(time.perf_counter() - t0)
         count += 1
-    queue.put((count, latencies))
+    queue.put((count, latencies, time.process_time() - cpu))
 
 
-def throughput(kind: str, url: str, user: str, base: str, clients: int, duration: float, meter: Meter) -> dict:
+def throughput(kind: str, url: str, user: str, base: str, clients: int, duration: float, meter: Meter,
+               size: int = 1024) -> dict:
     context = mp.get_context("spawn")
     queue = context.Queue()
-    start_at = time.time() + 1.5  # let every process start and connect
-    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, queue))
+    start_at = time.time() + 3.0  # let every process start and connect
+    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, size, queue))
              for i in range(clients)]
     for proc in procs:
         proc.start()
@@ -163,8 +190,9 @@ def throughput(kind: str, url: str, user: str, base: str, clients: int, duration
     results = [queue.get(timeout=duration + 120) for _ in procs]
     for proc in procs:
         proc.join()
-    latencies = sorted(x for _, lat in results for x in lat)
-    total = sum(count for count, _ in results)
+    latencies = sorted(x for _, lat, _ in results for x in lat)
+    total = sum(count for count, _, _ in results)
+    cpu["cpu"]["clients"] = sum(seconds for _, _, seconds in results)
     return {"ops": total, "rate": total / duration, **cpu,
             "p50": latencies[len(latencies) // 2] * 1000 if latencies else float("nan"),
             "p99": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else float("nan")}
@@ -175,10 +203,13 @@ def wrk(url: str, user: str, path: str, connections: int, duration: float, meter
         return None
     target = f"{url}/webhdfs/v1{quote(path)}?op=GETFILESTATUS&user.name={user}"
     threads = min(connections, 2)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     meter.start()
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{int(duration)}s", "--latency", target],
                          capture_output=True, text=True, timeout=duration + 60).stdout
     cpu = meter.stop()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu["cpu"]["clients"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     count = re.search(r"(\d+) requests in", out)
     rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
     p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
@@ -266,37 +297,53 @@ def verdict(ok: bool) -> str:
 
 
 def cpu_cells(r: dict) -> list[str]:
-    per_op = " / ".join(f"{label} {seconds / r['ops'] * 1e6:,.0f}" for label, seconds in r["cpu"].items()) \
-        if r.get("ops") and r["cpu"] else "-"
-    return [per_op, f"{r['host_busy'] * 100:.0f}%"]
+    """CPU per operation of each process group, the rate they allow on this host's CPUs if
+    nothing else ran, and how busy the host was (and how much work waited for a CPU)."""
+    if not r.get("ops") or not r["cpu"]:
+        return ["-", "-", f"{r['host_busy'] * 100:.0f}% / {r['cpu_wait'] * 100:.0f}%"]
+    per_op = {label: seconds / r["ops"] for label, seconds in r["cpu"].items()}
+    bound = (os.cpu_count() or 1) / sum(per_op.values())
+    return [" / ".join(f"{label} {seconds * 1e6:,.0f}" for label, seconds in per_op.items()), f"{bound:,.0f}",
+            f"{r['host_busy'] * 100:.0f}% / {r['cpu_wait'] * 100:.0f}%"]
 
 
-def metadata(args, url: str, base: str, meter: Meter) -> None:
+def row(label: str, clients: int, r: dict, goal: int | None) -> list:
+    best = max(r["rate"], float(cpu_cells(r)[1].replace(",", "")) if r.get("ops") and r["cpu"] else 0)
+    return [label, clients, f"{r['rate']:,.0f}", f"{r['p50']:.2f}", f"{r['p99']:.2f}", *cpu_cells(r),
+            f">= {goal:,}" if goal else "-",
+            "-" if not goal else "ok" if r["rate"] >= goal else "CPU-bound ok" if best >= goal else "MISSED"]
+
+
+def metadata(args, targets: list[tuple[str, str]], base: str, meter: Meter) -> None:
+    """GETFILESTATUS and MKDIRS on the first target, CREATE of 1 KiB on each."""
     counts = [int(c) for c in args.clients.split(",")]
-    header = ["operation", "clients", "ops/s", "p50 ms", "p99 ms", "CPU us/op (--pids)", "host busy", "goal", ""]
+    header = ["operation", "clients", "ops/s", "p50 ms", "p99 ms", "CPU us/op", "CPU bound ops/s",
+              "host busy / CPU wait", "goal", ""]
     rows = []
-    for kind in ("GETFILESTATUS", "MKDIRS", "CREATE"):
-        goal = GOALS.get(kind)
+    url = targets[0][1]
+    runs = [("GETFILESTATUS", "GETFILESTATUS", url), ("MKDIRS", "MKDIRS", url)]
+    runs += [(f"CREATE 1 KiB, {label}", "CREATE", target) for label, target in targets]
+    for label, kind, target in runs:
+        # The CREATE goal is for small files; with them off it is shown for comparison only.
+        goal = GOALS.get(kind) if label != "CREATE 1 KiB, small files off" else None
         for clients in counts:
-            r = throughput(kind, url, args.user, base, clients, args.duration, meter)
-            rows.append([f"{kind} (python, keep-alive)", clients, f"{r['rate']:,.0f}", f"{r['p50']:.2f}",
-                         f"{r['p99']:.2f}", *cpu_cells(r), f">= {goal:,}" if goal else "-",
-                         verdict(r["rate"] >= goal) if goal else "-"])
-            print(f"  {kind} x{clients}: {r['rate']:,.0f}/s", flush=True)
+            r = throughput(kind, target, args.user, base, clients, args.duration, meter)
+            rows.append(row(f"{label} (python)", clients, r, goal))
+            print(f"  {label} x{clients}: {r['rate']:,.0f}/s", flush=True)
         if kind != "GETFILESTATUS":
             continue
         for clients in counts:
             w = wrk(url, args.user, f"{base}/stat/a/b/c/file", clients, args.duration, meter)
             if w is None:
-                rows.append(["GETFILESTATUS (wrk)", clients, "wrk not installed"] + [""] * 6)
+                rows.append(["GETFILESTATUS (wrk)", clients, "wrk not installed"] + [""] * 7)
                 continue
             errors = f", {w['errors']} non-2xx" if w["errors"] else ""
-            rows.append([f"GETFILESTATUS (wrk{errors})", clients, f"{w['rate']:,.0f}", f"{w['p50']:.2f}",
-                         f"{w['p99']:.2f}", *cpu_cells(w), f">= {goal:,}", verdict(w["rate"] >= goal)])
+            rows.append(row(f"GETFILESTATUS (wrk{errors})", clients, w, goal))
             print(f"  GETFILESTATUS wrk c{clients}: {w['rate']:,.0f}/s", flush=True)
-    print_table(f"Metadata throughput ({args.duration:g} s each; CPU per operation of each --pids process "
-                "and its children; host busy = share of all CPUs in use, by anyone)",
-                header, rows)
+    print_table(f"Metadata throughput ({args.duration:g} s each; CPU us/op: user+system CPU per operation of the "
+                "server processes (--pids or the private stack), the database and the benchmark's clients; "
+                f"CPU bound: {os.cpu_count()} CPUs / their sum; host busy: share of all CPUs in use, by anyone; "
+                "CPU wait: share of time some task waited for a CPU)", header, rows)
 
 
 def spark_table(args, url: str, base: str) -> None:
@@ -313,32 +360,45 @@ def spark_table(args, url: str, base: str) -> None:
                 ["operation", "file:// s", "webhdfs s", "ratio", "goal", ""], rows)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", default=os.environ.get("HOPSHIVE_WEBHDFS_URL", "http://127.0.0.1:9870"))
-    parser.add_argument("--user", default=os.environ.get("HOPSHIVE_E2E_USER") or getpass.getuser())
-    parser.add_argument("--size-mb", type=int, default=200, help="Parquet data size for the Spark part")
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds per throughput measurement")
-    parser.add_argument("--clients", default="1,8", help="client process counts, comma separated")
-    parser.add_argument("--repeat", type=int, default=3, help="Spark runs per target, order alternating "
-                                                              "(the best is shown)")
-    parser.add_argument("--pids", default="", help="processes whose CPU to account per operation, "
-                                                   "[label=]pid, comma separated, children included; e.g. "
-                                                   "namenode=<master pid>,mariadb=<mariadbd pid>")
-    parser.add_argument("--skip-spark", action="store_true")
-    parser.add_argument("--skip-metadata", action="store_true")
-    args = parser.parse_args()
-    url = args.url.rstrip("/")
+@contextlib.contextmanager
+def private_stack(workers: int):
+    """A MariaDB of its own and two namenodes of this checkout on it: small files on (the
+    default limit) and off.  Yields ([(label, url)], pids to meter)."""
+    from hopshive.core.db import Database
+    from tests.support.mariadb import MariaDBServer
+    from tests.support.namenode import NamenodeServer
+    from tests.support.schemas import reset_schemas
+
+    root = Path(tempfile.mkdtemp(prefix="namespace-bench-stack-"))
+    mariadb = MariaDBServer(root / "mariadb").start()
+    servers = []
+    try:
+        database = Database(mariadb.config)
+        reset_schemas(database)
+        database.close()
+        servers.append(NamenodeServer(root / "small", mariadb.config, workers=workers).start())
+        servers.append(NamenodeServer(root / "blocks", mariadb.config, workers=workers, small_file_limit=0).start())
+        yield ([("small files", servers[0].url), ("small files off", servers[1].url)],
+               f"namenode={servers[0].process.pid},namenode2={servers[1].process.pid},mariadb={mariadb.process.pid}")
+    finally:
+        for server in servers:
+            server.stop()
+        mariadb.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(args, targets: list[tuple[str, str]], pids: str) -> None:
+    url = targets[0][1]
     base = f"/tmp/bench-{uuid.uuid4().hex[:10]}"
-    meter = Meter(args.pids)
+    meter = Meter(pids)
     conn = Conn(url, args.user)
     conn.check("PUT", base, "MKDIRS")
     conn.create(f"{base}/stat/a/b/c/file", b"x" * 1024)
-    print(f"namespace bench: {url} as {args.user}, root {base}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"namespace bench: {', '.join(f'{label} {u}' for label, u in targets)} as {args.user}, root {base}, "
+          f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     try:
         if not args.skip_metadata:
-            metadata(args, url, base, meter)
+            metadata(args, targets, base, meter)
         if not args.skip_spark:
             spark_table(args, url, base)
     finally:
@@ -346,7 +406,36 @@ def main() -> int:
             Conn(url, args.user).check("DELETE", base, "DELETE", recursive="true")
         except Exception as exc:
             print(f"clean-up of {base} failed: {exc}")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default=os.environ.get("HOPSHIVE_WEBHDFS_URL", "http://127.0.0.1:9870"))
+    parser.add_argument("--private", action="store_true",
+                        help="start a MariaDB and namenodes of this checkout instead of using --url")
+    parser.add_argument("--workers", type=int, default=2, help="namenode workers with --private")
+    parser.add_argument("--user", default=os.environ.get("HOPSHIVE_E2E_USER"),
+                        help="default: hdfs (the superuser) with --private, else the OS user")
+    parser.add_argument("--size-mb", type=int, default=200, help="Parquet data size for the Spark part")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per throughput measurement")
+    parser.add_argument("--clients", default="1,8", help="client process counts, comma separated")
+    parser.add_argument("--repeat", type=int, default=3, help="Spark runs per target, order alternating "
+                                                              "(the best is shown)")
+    parser.add_argument("--pids", default="", help="with --url: processes whose CPU to account per operation, "
+                                                   "[label=]pid, comma separated, children included; e.g. "
+                                                   "namenode=<master pid>,mariadb=<mariadbd pid>")
+    parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--skip-metadata", action="store_true")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))    # stop the private stack on the way out
+    if args.private:
+        args.user = args.user or "hdfs"
+        with private_stack(args.workers) as (targets, pids):
+            run(args, targets, pids)
+    else:
+        args.user = args.user or getpass.getuser()
+        run(args, [("as configured", args.url.rstrip("/"))], args.pids)
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -1,11 +1,13 @@
 """Small files in the database (HopsFS): a file whose whole content fits the limit is one row
 next to its inode, written in the transaction that completes it, with no block; growing past
 the limit by append moves it to blocks; delete, move, recovery and checksums treat both
-kinds alike.  Through WebHDFS: real clients round-trip them, and a second namenode with a
-block directory of its own serves a small file another namenode received."""
+kinds alike.  Through WebHDFS: real clients (HdfsCLI, fsspec, Spark) round-trip them, stored
+as rows and not blocks, and a second namenode with a block directory of its own serves a
+small file another namenode received."""
 
 from __future__ import annotations
 
+import fsspec
 import pytest
 import requests
 from hdfs import InsecureClient
@@ -13,6 +15,7 @@ from hdfs import InsecureClient
 from hopshive.namespace.liveness import Liveness
 from hopshive.namespace.maintenance import recover_dead
 from hopshive.namespace.namespace import Namespace
+from tests.support.invariants import inode_id
 from tests.support.library import declare_dead, namespace_config, read_file, unfinished_write, write_file
 from tests.support.namenode import NamenodeServer
 
@@ -111,3 +114,57 @@ def test_clients_and_a_second_namenode_read_small_files(db, tmp_path):
     finally:
         assert first.stop() == 0, first.log_tail()
         assert second.stop() == 0, second.log_tail()
+
+
+# --------------------------------------------------------- through clients nobody here wrote
+def stored(db, path) -> tuple[int, int]:
+    """(small-file rows, block rows) of the file at ``path``."""
+    return storage(db, inode_id(db, path))
+
+
+def test_fsspec_round_trips_small_files_kept_in_the_database(namenode, db):
+    fs = fsspec.filesystem("webhdfs", host="127.0.0.1", port=namenode.port, user="hdfs", skip_instance_cache=True)
+    data = bytes(range(256)) * 20
+    fs.pipe("/fs/one", data)
+    with fs.open("/fs/two", "wb") as handle:
+        handle.write(b"a" * 3000)
+        handle.write(b"b" * 3000)
+    assert fs.cat("/fs/one") == data
+    assert fs.cat("/fs/two") == b"a" * 3000 + b"b" * 3000
+    assert fs.info("/fs/one")["size"] == len(data)
+    assert stored(db, "/fs/one") == (1, 0) and stored(db, "/fs/two") == (1, 0)
+    assert not any(namenode.data_dir.rglob("blk_*"))
+
+
+def test_hdfscli_append_past_the_limit_moves_a_small_file_to_blocks(namenode, db):
+    client = InsecureClient(namenode.url, user="hdfs")
+    client.write("/grow/f", b"x" * 60_000)
+    assert stored(db, "/grow/f") == (1, 0)
+    client.write("/grow/f", b"y" * 10_000, append=True)     # 70,000 bytes: past the 64 KiB limit
+    assert stored(db, "/grow/f") == (0, 1)
+    assert any(namenode.data_dir.rglob("blk_*"))
+    with client.read("/grow/f") as handle:
+        assert handle.read() == b"x" * 60_000 + b"y" * 10_000
+    assert client.status("/grow/f")["length"] == 70_000
+
+
+def test_spark_round_trips_small_files_kept_in_the_database(namenode, db, monkeypatch):
+    monkeypatch.setenv("HADOOP_USER_NAME", "hdfs")
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[1]").appName("small-files")
+             .config("spark.ui.enabled", "false").config("spark.sql.catalogImplementation", "in-memory")
+             .config("spark.sql.shuffle.partitions", "1").getOrCreate())
+    try:
+        url = f"webhdfs://{namenode.address}/spark/small"
+        spark.range(1000).selectExpr("id", "CAST(id * 7 AS STRING) AS s").repartition(2).write.parquet(url)
+        assert sorted(tuple(r) for r in spark.read.parquet(url).collect()) == [(i, str(i * 7)) for i in range(1000)]
+    finally:
+        spark.stop()
+    parts = [name for name in InsecureClient(namenode.url, user="hdfs").list("/spark/small")
+             if name.endswith(".parquet")]
+    assert len(parts) == 2
+    for name in parts:
+        assert stored(db, f"/spark/small/{name}") == (1, 0), name
+    assert not any(namenode.data_dir.rglob("blk_*"))

@@ -4,7 +4,9 @@ construction and no subtree lock behind.  Needs our own server (skipped against 
 
 from __future__ import annotations
 
+import socket
 import threading
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -121,3 +123,64 @@ def test_sigterm_with_an_upload_in_flight_stops_within_the_grace(private_webhdfs
     private_webhdfs.server.start()
     wait_clean(db)
     assert not alice.exists(path)
+
+
+def small_files(db) -> int:
+    return db.run(lambda tx: tx.query_one("SELECT COUNT(*) FROM hops.hdfs_small_files")[0])
+
+
+def test_kill_during_a_small_file_create_with_its_length_leaves_no_trace(private_webhdfs, scratch):
+    """A small file announced with its length is created in one transaction once its body
+    is in: a crash while the body is still arriving leaves nothing."""
+    alice, db, path = private_webhdfs.client("alice"), private_webhdfs.database, f"{scratch}/small"
+    before = small_files(db)
+    location = urlsplit(alice.redirected("PUT", path, "CREATE"))
+    with socket.create_connection((location.hostname, location.port), timeout=30) as sock:
+        sock.sendall(f"PUT {location.path}?{location.query} HTTP/1.1\r\nHost: {location.netloc}\r\n"
+                     f"Content-Length: 4096\r\nContent-Type: application/octet-stream\r\n\r\n".encode() + b"h" * 1000)
+        private_webhdfs.server.kill()
+        try:
+            answer = sock.recv(1024)
+        except ConnectionResetError:
+            answer = b""
+        assert answer == b"", "a half-sent small file was answered"
+    private_webhdfs.server.start()
+    wait_clean(db)
+    assert not alice.exists(path)
+    assert small_files(db) == before
+    alice.write(path, b"second attempt")
+    assert alice.read(path) == b"second attempt"
+
+
+def test_kill_during_a_streamed_small_file_create_leaves_no_trace(private_webhdfs, scratch):
+    """Without a length the file is leased and its bytes kept in memory until they outgrow
+    the small-file limit: a crash before the end leaves no file and no content row."""
+    alice, db, path = private_webhdfs.client("alice"), private_webhdfs.database, f"{scratch}/small"
+    before = small_files(db)
+    body = StalledBody(chunks=1)   # 64 KiB, within the limit
+    upload = stalled_upload(alice, "PUT", alice.redirected("PUT", path, "CREATE"), body)
+    wait_for_lease(db, path)
+
+    crash_and_restart(private_webhdfs, body, upload)
+    wait_clean(db)
+    assert not alice.exists(path)
+    assert small_files(db) == before
+    assert orphans(db) == []
+
+
+def test_reads_go_on_when_the_database_drops_the_connections(private_webhdfs, scratch):
+    """GETFILESTATUS runs on each worker's own connection (hopshive.webhdfs.loop_reads): when
+    the database drops it (here every connection is killed), the read is served through the
+    pool instead and the connection is opened again."""
+    alice, db, path = private_webhdfs.client("alice"), private_webhdfs.database, f"{scratch}/f"
+    alice.write(path, b"x")
+    for _ in range(20):
+        assert alice.status(path)["length"] == 1
+    with db.transaction() as tx:
+        ids = [row[0] for row in tx.query("SELECT id FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID()"
+                                          " AND user = 'root' AND command <> 'Daemon'")]
+        for ident in ids:
+            tx.execute(f"KILL {int(ident)}")
+    assert ids
+    for _ in range(20):
+        assert alice.status(path)["length"] == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.invariants import inode_id
 from tests.support.namenode import PROXY_USER
 from tests.support.webhdfs import remote_exception
 
@@ -133,3 +134,23 @@ def test_a_refused_setowner_registers_no_user_or_group(alice, bob, root, webhdfs
     with webhdfs.database.transaction() as tx:
         assert tx.query("SELECT name FROM hops.hdfs_users WHERE name='mallory_new_user'") == []
         assert tx.query("SELECT name FROM hops.hdfs_groups WHERE name='mallory_new_group'") == []
+
+
+def test_a_refused_setpermission_writes_nothing(alice, root, webhdfs, ours_only):
+    """Refused for not owning the file, and for not reaching it: the inode row is exactly
+    as before and the caller's name is not registered."""
+    alice.write(f"{root}/f", b"1")
+    alice.call("PUT", f"{root}/closed", "MKDIRS", permission="700")
+    alice.write(f"{root}/closed/g", b"2")
+
+    def rows() -> list[tuple]:
+        with webhdfs.database.transaction() as tx:
+            return [tx.query_one("SELECT * FROM hops.hdfs_inodes WHERE id=%s", (inode_id(webhdfs.database, path),))
+                    for path in (f"{root}/f", f"{root}/closed/g")]
+    before = rows()
+    mallory = webhdfs.client("mallory_chmod")
+    for path in (f"{root}/f", f"{root}/closed/g"):
+        remote_exception(mallory.call("PUT", path, "SETPERMISSION", permission="777"), 403, {ACCESS_CONTROL})
+    assert rows() == before
+    with webhdfs.database.transaction() as tx:
+        assert tx.query("SELECT name FROM hops.hdfs_users WHERE name='mallory_chmod'") == []

@@ -43,13 +43,18 @@ class MariaDBServer:
         subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}",
                         "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Its own temporary directory: something on a shared host clears /tmp now and then,
+        # and MariaDB fails a query whose internal temporary table vanished ("Error on delete
+        # of '/tmp/#sql-temptable-…'").
+        (self.base / "tmp").mkdir(exist_ok=True)
         log = open(self.base / "mysqld.log", "wb")
         self.process = subprocess.Popen(
             ["/usr/sbin/mariadbd", "--no-defaults", f"--datadir={self.datadir}", f"--socket={self.socket}",
              f"--port={self.port}", "--bind-address=127.0.0.1", "--user=root",
              "--log-bin=mysql-bin", "--server-id=1", "--binlog-format=ROW", "--binlog-row-metadata=FULL",
              "--innodb-buffer-pool-size=256M", "--innodb-flush-log-at-trx-commit=2",
-             "--max-connections=500", "--skip-name-resolve", f"--pid-file={self.base / 'mysqld.pid'}"],
+             "--max-connections=500", "--skip-name-resolve", f"--pid-file={self.base / 'mysqld.pid'}",
+             f"--tmpdir={self.base / 'tmp'}"],
             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while not os.path.exists(self.socket):

@@ -1,5 +1,5 @@
 """WebHDFS protocol pieces without a server: parameters, request paths, RemoteException
-mapping."""
+mapping, the front's request parser."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from hopshive import exceptions as e
 from hopshive.webhdfs.app import request_path
 from hopshive.webhdfs.errors import remote_exception
+from hopshive.webhdfs.front import parse
 from hopshive.webhdfs.params import Params
 
 
@@ -80,3 +81,56 @@ def test_remote_exceptions(error, status, java):
     body = json.loads(response.body)["RemoteException"]
     assert (response.status, body["javaClassName"], body["exception"]) == (status, java, java.rsplit(".", 1)[1])
     assert ("secret detail" not in body["message"]) if status == 500 else body["message"] == "x"
+
+
+# ------------------------------------------------------------------ the front's request parser
+HEAD = b"GET /webhdfs/v1/a?op=GETFILESTATUS&user.name=hdfs HTTP/1.1\r\nHost: x\r\n"
+
+
+def parsed(data: bytes, max_body: int = 100):
+    return parse(bytearray(data), max_body, "127.0.0.1")
+
+
+def test_the_front_takes_a_plain_request_and_says_how_long_it_was():
+    request, length = parsed(HEAD + b"\r\n" + b"GET /next")
+    assert (request.method, request.raw_path, length) == ("GET", "/webhdfs/v1/a?op=GETFILESTATUS&user.name=hdfs",
+                                                          len(HEAD) + 2)
+    assert dict(request.query) == {"op": "GETFILESTATUS", "user.name": "hdfs"}
+    assert request.content_length is None and not request.close
+
+
+def test_the_front_reads_raw_utf8_targets_and_small_bodies():
+    data = ("PUT /webhdfs/v1/日本?op=CREATE&data=true HTTP/1.1\r\nHost: x\r\n"
+            "Content-Length: 5\r\nConnection: close\r\n\r\nhello!").encode()
+    request, length = parsed(data)
+    assert request_path(request.raw_path) == "/日本"
+    assert (request.content_length, request.close) == (5, True)
+    assert data[length - 5:] == b"hello!"
+
+
+@pytest.mark.parametrize("data", [b"", b"GE", b"GET /webhdfs/v1/a?op=X HTTP/1.1\r\nHo", HEAD,
+                                  HEAD.replace(b"Host", b"Content-Length: 9\r\nHost") + b"\r\nabc"])
+def test_the_front_waits_for_the_rest_of_a_request(data):
+    assert parsed(data) is None
+
+
+@pytest.mark.parametrize("data", [
+    bytes(range(256)) * 8,                                                    # not HTTP at all
+    b"GET /webhdfs/v1/a?op=X HTTP/1.0\r\nHost: x\r\n\r\n",                   # HTTP/1.0
+    b"GET /webhdfs/v1/a?op=X\r\n\r\n",                                        # no version
+    b"OPTIONS /webhdfs/v1/a HTTP/1.1\r\nHost: x\r\n\r\n",                    # a method it does not serve
+    b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n",                              # not under /webhdfs/v1
+    b"GET /webhdfs/v1/a\x01b?op=X HTTP/1.1\r\nHost: x\r\n\r\n",              # a control character
+    b"GET /webhdfs/v1/a?op=X HTTP/1.1\r\n\r\n",                              # no Host
+    HEAD + b"Transfer-Encoding: chunked\r\n\r\n",
+    HEAD + b"Expect: 100-continue\r\n\r\n",
+    HEAD + b"Upgrade: h2c\r\n\r\n",
+    HEAD + b" folded: line\r\n\r\n",                                          # obs-fold
+    HEAD + b"not a header\r\n\r\n",
+    HEAD + b"Content-Length: 1\r\nContent-Length: 1\r\n\r\nab",
+    HEAD + b"Content-Length: -1\r\n\r\n",
+    HEAD + b"Content-Length: 101\r\n\r\n" + b"x" * 101,                    # over max_body
+    HEAD + b"X-Big: " + b"a" * 20_000 + b"\r\n\r\n",
+])
+def test_the_front_hands_everything_else_to_aiohttp(data):
+    assert parsed(data) is False

@@ -71,6 +71,10 @@ class Tx:
         self.cursor.execute(sql, params)
         return self.cursor.fetchone()
 
+    def literal(self, value: str) -> str:
+        """``value`` as an SQL string literal, escaped by the driver for this connection."""
+        return self.connection.literal(value).decode("utf-8")
+
     @property
     def lastrowid(self) -> int:
         return self.cursor.lastrowid
@@ -133,9 +137,10 @@ class Database:
 
     def _open(self, endpoint: dict, autocommit: bool) -> Any:
         cfg = self.config
+        timeouts = {"read_timeout": int(cfg["read_timeout"])} if cfg.get("read_timeout") else {}
         connection = MySQLdb.connect(user=cfg["user"], passwd=cfg.get("password", ""), charset="utf8mb4",
                                      connect_timeout=int(cfg.get("connect_timeout", 5)), autocommit=autocommit,
-                                     **endpoint)
+                                     **endpoint, **timeouts)
         try:
             cursor = connection.cursor()
             cursor.execute("SELECT @@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"

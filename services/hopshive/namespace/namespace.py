@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 from typing import Callable, Iterator
 
-from ..core.db import Database, IntegrityError, Tx
+from MySQLdb.constants import ER
+
+from ..core.db import Database, DriverError, IntegrityError, Tx, error_code
 from ..exceptions import (AccessDenied, AlreadyBeingCreated, FileAlreadyExists, FileNotFound,
                           FileUnderConstruction, InvalidArgument, ParentNotDirectory,
                           PathIsNotEmptyDirectory, SubtreeLocked)
@@ -105,10 +106,17 @@ class Namespace:
                                     f"by another operation; retry later")
 
     def _resolve_for_update(self, tx: Tx, components: list[str], path: str, exclusive: int = 2) -> Resolved:
-        # A plain read first: a running subtree operation holds row locks on what it works on,
-        # so the locking read alone would queue behind it instead of seeing its lock.
-        self._check_unlocked(self.resolver.resolve(tx, components), path)
-        resolved = self.resolver.resolve(tx, components, exclusive=exclusive, lock=True)
+        """Resolve and lock a path.  The locking read first asks not to wait (NOWAIT): a
+        running subtree operation holds row locks on what it works on, and waiting for them
+        would queue behind it instead of seeing its subtree lock.  Only when a row is locked
+        is the path read without locks, its subtree locks checked, and the locks waited for."""
+        try:
+            resolved = self.resolver.resolve(tx, components, exclusive=exclusive, lock=True, nowait=True)
+        except DriverError as exc:
+            if error_code(exc) != ER.LOCK_WAIT_TIMEOUT:
+                raise
+            self._check_unlocked(self.resolver.resolve(tx, components), path)
+            resolved = self.resolver.resolve(tx, components, exclusive=exclusive, lock=True)
         self._check_unlocked(resolved, path)
         return resolved
 
@@ -237,7 +245,8 @@ class Namespace:
                                len(everything) - len(files), self.replication)
         return self.db.run(work, readonly=True)
 
-    def file_blocks(self, caller: Caller, path: str, for_read: bool = True) -> tuple[Inode, list[Block]]:
+    def file_blocks(self, caller: Caller, path: str, for_read: bool = True,
+                    tx: Tx | None = None) -> tuple[Inode, list[Block]]:
         """A complete file and its blocks; refuses files still being written."""
         components = split_path(path)
 
@@ -252,7 +261,7 @@ class Namespace:
             if inode.under_construction:
                 raise FileUnderConstruction(f"{path} is being written and cannot be read until it is closed")
             return inode, self._blocks_of(t, inode.id)
-        return self.db.run(work, readonly=True)
+        return self._run(tx, work, readonly=True)
 
     def _blocks_of(self, tx: Tx, inode_id: int) -> list[Block]:
         """A file's blocks, or its one inline block when it is a small file (one statement)."""
@@ -408,7 +417,7 @@ class Namespace:
         return True
 
     def _move(self, tx: Tx, inode: Inode, parent: Inode, name: str, repoint: Repoint | None) -> Inode:
-        moved = replace(inode.moved(parent.id, name), subtree_locked=None, subtree_lock_owner=None)
+        moved = inode.moved(parent.id, name)._replace(subtree_locked=None, subtree_lock_owner=None)
         if repoint is None:
             tx.execute(f"DELETE FROM {INODES} WHERE {KEY_WHERE}", inode.key)
             self._insert(tx, moved, name)
@@ -614,8 +623,8 @@ class Namespace:
             when = now_ms()
             self._touch(t, parent, when)
             if content is not None:
-                inode = replace(self._new_inode(caller, parent, components[-1], False, mode, when,
-                                                header(block_size, replication)), size=len(content))
+                inode = self._new_inode(caller, parent, components[-1], False, mode, when,
+                                        header(block_size, replication))._replace(size=len(content))
                 self._insert(t, inode, path)
                 if content:
                     t.execute("INSERT INTO hops.hdfs_small_files (inode_id, data) VALUES (%s, %s)", (inode.id, content))

@@ -22,12 +22,12 @@ def split_path(path: str) -> list[str]:
     for name in components:
         if name in (".", "..") or ":" in name or "\0" in name:
             raise InvalidPath(f"Invalid path name {path}: component {name!r} is not allowed")
-        if len(name.encode("utf-8", "surrogateescape")) > MAX_COMPONENT_BYTES:
-            raise InvalidPath(f"Invalid path name {path}: component longer than {MAX_COMPONENT_BYTES} bytes")
         try:
-            name.encode("utf-8")
+            size = len(name.encode("utf-8"))
         except UnicodeEncodeError as exc:
             raise InvalidPath(f"Invalid path name {path!r}: not valid UTF-8") from exc
+        if size > MAX_COMPONENT_BYTES:
+            raise InvalidPath(f"Invalid path name {path}: component longer than {MAX_COMPONENT_BYTES} bytes")
     return components
 
 

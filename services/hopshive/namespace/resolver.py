@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.db import Tx
-from .inodes import KEY_WHERE, ROOT_KEY, SELECT, SELECT_BY_KEYS, Inode, keys_in, partition_id
+from .inodes import KEY_WHERE, ROOT_ID, ROOT_KEY, SELECT, SELECT_BY_KEYS, Inode, from_row, partition_id
 
 CACHE_LIMIT = 200_000
-_LOCKS = {None: "", "share": " LOCK IN SHARE MODE", "update": " FOR UPDATE"}
+_LOCKS = {"share": " LOCK IN SHARE MODE", "update": " FOR UPDATE"}
 
 
 @dataclass
@@ -51,7 +51,9 @@ class Resolved:
 
 class Resolver:
     def __init__(self):
-        self._cache: dict[tuple[str, ...], tuple[int, int, str]] = {}
+        # path prefix -> (primary key, id) of its inode; name -> its SQL literal
+        self._cache: dict[tuple[str, ...], tuple[tuple[int, int, str], int]] = {}
+        self._literals: dict[str, str] = {}
 
     def forget(self, components: list[str]) -> None:
         """Drop a path and everything under it (after a move or delete)."""
@@ -59,62 +61,76 @@ class Resolver:
         for key in [k for k in self._cache if k[: len(prefix)] == prefix]:
             self._cache.pop(key, None)
 
-    def _remember(self, components: list[str], inodes: list[Inode]) -> None:
-        if len(self._cache) > CACHE_LIMIT:
-            self._cache.clear()
-        for depth, inode in enumerate(inodes[1:], start=1):
-            self._cache[tuple(components[:depth])] = inode.key
+    def _remember(self, prefixes: list[tuple[str, ...]], inodes: list[Inode]) -> None:
+        cache = self._cache
+        if len(cache) > CACHE_LIMIT:
+            cache.clear()
+        for prefix, inode in zip(prefixes, inodes[1:]):
+            entry = (inode.key, inode.id)
+            if cache.get(prefix) != entry:
+                cache[prefix] = entry
 
-    def _read_keys(self, tx: Tx, keys: list[tuple], lock: str | None) -> dict[tuple, Inode]:
+    def _read_keys(self, tx: Tx, keys: list[tuple], lock: str) -> dict[tuple, Inode]:
+        """The inodes of ``keys``, in one statement written out in full: its names escaped
+        once per process by the driver (formatting the statement's parameters for each call
+        cost as much as MariaDB took to run it)."""
         if not keys:
             return {}
-        where = keys_in(len(keys))
-        params = [value for key in keys for value in key]
-        rows = tx.query(f"{SELECT_BY_KEYS} WHERE {where}{_LOCKS[lock]}", params)
-        return {inode.key: inode for inode in (Inode(*row) for row in rows)}
+        literals = self._literals
+        if len(literals) > CACHE_LIMIT:
+            literals.clear()
+        for _, _, name in keys:
+            if name not in literals:
+                literals[name] = tx.literal(name)
+        where = ", ".join(f"({int(p)}, {int(q)}, {literals[name]})" for p, q, name in keys)
+        rows = tx.query(f"{SELECT_BY_KEYS} WHERE (partition_id, parent_id, name) IN ({where}){lock}")
+        return {(row[0], row[1], row[2]): Inode._make(row) for row in rows}
 
-    def resolve(self, tx: Tx, components: list[str], exclusive: int = 0, lock: bool = False) -> Resolved:
+    def resolve(self, tx: Tx, components: list[str], exclusive: int = 0, lock: bool = False,
+                nowait: bool = False) -> Resolved:
         """Resolve ``components``; with ``lock``, share-lock ancestors and exclusively lock
-        the last ``exclusive`` components that exist."""
-        cut = max(len(components) - exclusive, 0)
-        prefix = []
-        for i in range(len(components)):
-            key = self._cache.get(tuple(components[: i + 1]))
-            if key is None:
-                break
-            prefix.append(key)
-        # One batched read of the root and the cached prefix (then validated), per lock mode.
+        the last ``exclusive`` components that exist (with ``nowait``, a row locked by
+        another transaction fails the statement at once: error 1205).  The root and the
+        cached prefix are read in one statement per lock mode (a plain read also takes the
+        component after the prefix, whose key follows from the last cached id); each row is
+        then checked against the key its parent's actual id gives, and a component the cache
+        guessed wrong is read on its own.  A locking read also reads on its own each
+        component it found missing, once its parent's lock is held: a statement may look
+        for a key before it waits for another row's lock, so the absence it saw may be stale
+        by the time it returns (a concurrent creator held the parent and has committed)."""
         if lock:
-            found = self._read_keys(tx, [ROOT_KEY] + prefix[:cut], "share")
-            found.update(self._read_keys(tx, prefix[cut:], "update"))
+            cut = max(len(components) - exclusive, 0)
+            wait = " NOWAIT" if nowait else ""
+            modes = (_LOCKS["share"] + wait, _LOCKS["update"] + wait)
         else:
-            found = self._read_keys(tx, [ROOT_KEY] + prefix, None)
-        root = found[ROOT_KEY]
-        inodes = [root]
-        start = 0
-        if prefix:
-            parent = root
-            for i, key in enumerate(prefix):
-                inode = found.get(key)
-                if inode is None or inode.parent_id != parent.id or inode.name != components[i]:
-                    break
-                inodes.append(inode)
-                parent = inode
-            start = len(inodes) - 1
-            if start < len(prefix):
-                self.forget(components[:start + 1])
-        parent = inodes[-1]
-        for i in range(start, len(components)):
+            cut, modes = len(components), ("", "")
+        prefixes = [tuple(components[:i + 1]) for i in range(len(components))]
+        keys = [ROOT_KEY]       # keys[i + 1] is the guessed key of components[i]
+        parent_id = ROOT_ID
+        for i, name in enumerate(components):
+            cached = self._cache.get(prefixes[i])
+            if cached is None:
+                if not lock:
+                    keys.append((partition_id(parent_id, name), parent_id, name))
+                break
+            keys.append(cached[0])
+            parent_id = cached[1]
+        found = self._read_keys(tx, keys[:cut + 1], modes[0])
+        found.update(self._read_keys(tx, keys[cut + 1:], modes[1]))
+        parent = found[ROOT_KEY]
+        inodes = [parent]
+        for i, name in enumerate(components):
             if not parent.is_dir:
                 break
-            name = components[i]
-            mode = ("share" if i < cut else "update") if lock else None
-            row = tx.query_one(f"{SELECT} WHERE {KEY_WHERE}{_LOCKS[mode]}",
-                               (partition_id(parent.id, name), parent.id, name))
-            if row is None:
+            key = (partition_id(parent.id, name), parent.id, name)
+            if i + 1 < len(keys) and keys[i + 1] == key and (key in found or not lock):
+                inode = found.get(key)          # read above, with the lock wanted here
+            else:
+                inode = from_row(tx.query_one(f"{SELECT} WHERE {KEY_WHERE}{modes[i >= cut]}", key))
+            if inode is None:
+                self._cache.pop(prefixes[i], None)
                 break
-            parent = Inode(*row)
-            inodes.append(parent)
-        self._remember(components, inodes)
+            inodes.append(inode)
+            parent = inode
+        self._remember(prefixes, inodes)
         return Resolved(components, inodes)
-

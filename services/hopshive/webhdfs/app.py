@@ -35,7 +35,8 @@ from ..namespace.namespace import MAX_REPLICATION, Namespace
 from ..namespace.replication import INTERNAL
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
-from .errors import BareResponse, json_response, remote_exception
+from .errors import Reply, json_response, remote_exception
+from .loop_reads import LoopReads
 from .params import Params
 from .pipeline import WritePipeline
 
@@ -60,6 +61,13 @@ class Request:
         """Run a blocking namespace call off the event loop."""
         return asyncio.get_running_loop().run_in_executor(None, functools.partial(function, *args, **kwargs))
 
+    async def read(self, function, *args):
+        """Run a namespace read of one or two short statements that take no locks: on the
+        event loop with the worker's own connection (no hop to a thread), else as ``run``.
+        ``function`` takes the transaction as its last argument."""
+        return await self.service.loop_reads.run(lambda tx: function(*args, tx),
+                                                 lambda: self.run(function, *args))
+
 
 def request_path(raw_target: str) -> str:
     """The file-system path of a request target.  Hadoop sends non-ASCII names as raw UTF-8
@@ -81,9 +89,10 @@ def file_status_json(status: FileStatus) -> dict:
 
 
 class WebHdfs:
-    def __init__(self, namespace: Namespace, config: dict):
+    def __init__(self, namespace: Namespace, config: dict, loop_reads: LoopReads):
         self.ns = namespace
         self.config = config
+        self.loop_reads = loop_reads
         self.advertised = config["advertised_address"]
         self.proxy_users = config.get("proxy_users") or {}
         self._peer_session: aiohttp.ClientSession | None = None
@@ -126,8 +135,8 @@ class WebHdfs:
             await asyncio.get_running_loop().run_in_executor(
                 None, lambda: self.ns.db.run(lambda tx: tx.query_one("SELECT 1")))
         except Exception as exc:
-            return json_response({"status": "unavailable", "reason": type(exc).__name__}, 503)
-        return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id})
+            return json_response({"status": "unavailable", "reason": type(exc).__name__}, 503).aiohttp()
+        return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id}).aiohttp()
 
     def _caller(self, params: Params, peer: str | None) -> Caller:
         user = params.name("user.name") or "dr.who"
@@ -147,9 +156,27 @@ class WebHdfs:
         return self.ns.caller(user)
 
     async def dispatch(self, http: web.Request) -> web.StreamResponse:
+        """The aiohttp route of every WebHDFS request the front did not serve itself."""
+        answer = await self.answer(http)
+        return answer.aiohttp() if isinstance(answer, Reply) else answer
+
+    def answers_whole(self, method: str, params: Params, body_length: int) -> bool:
+        """Whether a request is answered with a Reply after reading no more than a body of
+        ``body_length`` bytes, so the front may serve it: all but the data requests of OPEN
+        and APPEND (streamed) and of a CREATE too large for a small file."""
+        if (params.text("data") or "").lower() != "true":
+            return True
+        op = (params.text("op") or "").upper()
+        if op == "CREATE":
+            return body_length <= self.ns.small_file_limit
+        return op not in ("OPEN", "APPEND")
+
+    async def answer(self, http, params: Params | None = None) -> Reply | web.StreamResponse:
+        """Run one WebHDFS request: ``http`` is aiohttp's request or the front's (the
+        attributes handlers read: method, raw_path, query, remote, content_length, read())."""
         try:
             path = request_path(http.raw_path)
-            params = Params(http.query)
+            params = params or Params(http.query)
             op = (params.text("op") or "").upper()
             handler = self.ops.get((http.method, op))
             if handler is None:
@@ -170,23 +197,23 @@ class WebHdfs:
             log.exception("request failed", extra={"method": http.method, "target": http.raw_path})
             return remote_exception(exc)
 
-    def _redirect(self, req: Request, to: str | None = None) -> web.Response:
+    def _redirect(self, req: Request, to: str | None = None) -> Reply:
         """307 to the data URL on namenode ``to`` (this one by default)."""
         query = dict(req.http.query)
         query["data"] = "true"
-        location = f"http://{to or self.advertised}{PREFIX}{quote(req.path)}?{urlencode(query)}"
-        return web.Response(status=307, headers={"Location": location, "Content-Length": "0"})
+        return Reply(307, headers={"Location": f"http://{to or self.advertised}{PREFIX}{quote(req.path)}?"
+                                               f"{urlencode(query)}"})
 
     # ---------------------------------------------------------------- reads
-    async def get_file_status(self, req: Request) -> web.Response:
-        status = await req.run(self.ns.get_status, req.caller, req.path)
+    async def get_file_status(self, req: Request) -> Reply:
+        status = await req.read(self.ns.get_status, req.caller, req.path)
         return json_response({"FileStatus": file_status_json(status)})
 
-    async def list_status(self, req: Request) -> web.Response:
+    async def list_status(self, req: Request) -> Reply:
         statuses = await req.run(self.ns.list_status, req.caller, req.path)
         return json_response({"FileStatuses": {"FileStatus": [file_status_json(s) for s in statuses]}})
 
-    async def list_status_batch(self, req: Request) -> web.Response:
+    async def list_status_batch(self, req: Request) -> Reply:
         start = req.params.text("startAfter", "")
         statuses = await req.run(self.ns.list_status, req.caller, req.path, start, LIST_BATCH + 1)
         remaining = 0
@@ -197,15 +224,15 @@ class WebHdfs:
             "partialListing": {"FileStatuses": {"FileStatus": [file_status_json(s) for s in statuses]}},
             "remainingEntries": remaining}})
 
-    async def content_summary(self, req: Request) -> web.Response:
+    async def content_summary(self, req: Request) -> Reply:
         summary = await req.run(self.ns.content_summary, req.caller, req.path)
         return json_response({"ContentSummary": {
             "directoryCount": summary.directory_count, "fileCount": summary.file_count,
             "length": summary.length, "quota": -1, "spaceConsumed": summary.space_consumed,
             "spaceQuota": -1, "typeQuota": {}}})
 
-    async def file_checksum(self, req: Request) -> web.Response:
-        inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
+    async def file_checksum(self, req: Request) -> Reply:
+        inode, blocks = await req.read(self.ns.file_blocks, req.caller, req.path, True)
         try:
             if not all(self.ns.blocks.holds(b) for b in blocks):
                 raise CorruptReplica("not every block is held here")
@@ -219,10 +246,10 @@ class WebHdfs:
             algorithm, value = checksum.result()
         return json_response({"FileChecksum": {"algorithm": algorithm, "bytes": value.hex(), "length": len(value)}})
 
-    async def block_locations(self, req: Request) -> web.Response:
+    async def block_locations(self, req: Request) -> Reply:
         offset = req.params.integer("offset", 0, minimum=0)
         length = req.params.integer("length", None, minimum=0)
-        _, blocks = await req.run(self.ns.file_blocks, req.caller, req.path, False)
+        _, blocks = await req.read(self.ns.file_blocks, req.caller, req.path, False)
         end = None if length is None else offset + length
         located, start = [], 0
         for block in blocks:
@@ -236,13 +263,13 @@ class WebHdfs:
             start += block.num_bytes
         return json_response({"BlockLocations": {"BlockLocation": located}})
 
-    async def home_directory(self, req: Request) -> web.Response:
+    async def home_directory(self, req: Request) -> Reply:
         return json_response({"Path": f"/user/{req.caller.name}"})
 
-    async def trash_root(self, req: Request) -> web.Response:
+    async def trash_root(self, req: Request) -> Reply:
         return json_response({"Path": f"/user/{req.caller.name}/.Trash"})
 
-    async def server_defaults(self, req: Request) -> web.Response:
+    async def server_defaults(self, req: Request) -> Reply:
         return json_response({"FsServerDefaults": {
             "blockSize": self.config["block_size"], "bytesPerChecksum": 512, "writePacketSize": 65536,
             "replication": self.config["replication"], "fileBufferSize": 4096, "encryptDataTransfer": False,
@@ -256,16 +283,16 @@ class WebHdfs:
             live = set(self.ns.holders.live(fresh=True))
         return [h for h in self.ns.holders.order(block.replicas) if h in live]
 
-    async def fsck(self, req: Request) -> web.Response:
+    async def fsck(self, req: Request) -> Reply:
         return json_response({"Fsck": await req.run(self.ns.fsck, req.caller, req.path)})
 
-    async def open(self, req: Request) -> web.StreamResponse:
+    async def open(self, req: Request) -> Reply | web.StreamResponse:
         """The redirect goes to a live namenode holding the first block read (this one when
         it holds it, or for a small file); the data request streams each block from this
         disk or from a live holder, replica after replica until one reads sound."""
         offset = req.params.integer("offset", 0, minimum=0)
         length = req.params.integer("length", None, minimum=0)
-        inode, blocks = await req.run(self.ns.file_blocks, req.caller, req.path)
+        inode, blocks = await req.read(self.ns.file_blocks, req.caller, req.path, True)
         if offset > inode.size or offset == inode.size > 0:  # as Hadoop's namenode: 403 IOException
             raise NamespaceError(f"Offset={offset} out of the range [0, {inode.size}); OPEN, path={req.path}")
         count = inode.size - offset if length is None else min(length, inode.size - offset)
@@ -348,14 +375,14 @@ class WebHdfs:
             if count is None:
                 raise InvalidArgument("length is required")
         except HopsHiveError as exc:
-            return remote_exception(exc)
+            return remote_exception(exc).aiohttp()
         chunks = self.ns.blocks.read_local(block_id, start, count)
         loop = asyncio.get_running_loop()
         try:
             first = await loop.run_in_executor(None, next, chunks, b"")
         except CorruptReplica as exc:
             await loop.run_in_executor(None, self.ns.report_corrupt, block_id, self.ns.blocks.location)
-            return remote_exception(exc)
+            return remote_exception(exc).aiohttp()
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})
         await response.prepare(http)
@@ -382,10 +409,10 @@ class WebHdfs:
         try:
             length = Params(http.query).integer("length", None, minimum=0)
         except HopsHiveError as exc:
-            return remote_exception(exc)
+            return remote_exception(exc).aiohttp()
         loop = asyncio.get_running_loop()
         if length is not None and await loop.run_in_executor(None, self.ns.blocks.sound, block_id, length):
-            return json_response({"stored": False, "length": length}, 200)
+            return json_response({"stored": False, "length": length}, 200).aiohttp()
         replica = self.ns.blocks.replica_file(block_id)
         try:
             async for chunk in http.content.iter_chunked(READ_CHUNK):
@@ -396,9 +423,9 @@ class WebHdfs:
         except BaseException as exc:
             replica.discard()
             if isinstance(exc, HopsHiveError):
-                return remote_exception(exc)
+                return remote_exception(exc).aiohttp()
             raise
-        return json_response({"stored": True, "length": replica.length}, 201)
+        return json_response({"stored": True, "length": replica.length}, 201).aiohttp()
 
     def _wanted(self, inode, failed: set[str] = frozenset()) -> int:
         """Replicas a write of ``inode`` must make durable: its replication, or every live
@@ -459,47 +486,47 @@ class WebHdfs:
             await self._peer_session.close()
 
     # ------------------------------------------------------------ mutations
-    async def mkdirs(self, req: Request) -> web.Response:
+    async def mkdirs(self, req: Request) -> Reply:
         await req.run(self.ns.mkdirs, req.caller, req.path, req.params.permission())
         return json_response({"boolean": True})
 
-    async def rename(self, req: Request) -> web.Response:
+    async def rename(self, req: Request) -> Reply:
         destination = req.params.text("destination")
         if not destination:
             raise InvalidArgument("Required parameter \"destination\" is missing")
         done = await req.run(self.ns.rename, req.caller, req.path, destination)
         return json_response({"boolean": done})
 
-    async def delete(self, req: Request) -> web.Response:
+    async def delete(self, req: Request) -> Reply:
         done = await req.run(self.ns.delete, req.caller, req.path, req.params.boolean("recursive", False),
                              req.params.boolean("skiptrash", True))
         return json_response({"boolean": done})
 
-    async def set_permission(self, req: Request) -> web.Response:
+    async def set_permission(self, req: Request) -> Reply:
         mode = req.params.permission()
         await req.run(self.ns.set_permission, req.caller, req.path, 0o755 if mode is None else mode)
-        return BareResponse(status=200)
+        return Reply(200)
 
-    async def set_owner(self, req: Request) -> web.Response:
+    async def set_owner(self, req: Request) -> Reply:
         await req.run(self.ns.set_owner, req.caller, req.path, req.params.name("owner"), req.params.name("group"))
-        return BareResponse(status=200)
+        return Reply(200)
 
-    async def set_times(self, req: Request) -> web.Response:
+    async def set_times(self, req: Request) -> Reply:
         await req.run(self.ns.set_times, req.caller, req.path, req.params.integer("modificationtime", -1, minimum=-1),
                       req.params.integer("accesstime", -1, minimum=-1))
-        return BareResponse(status=200)
+        return Reply(200)
 
-    async def set_replication(self, req: Request) -> web.Response:
+    async def set_replication(self, req: Request) -> Reply:
         replication = req.params.integer("replication", None, minimum=1, maximum=MAX_REPLICATION)
         if replication is None:
             raise InvalidArgument("Required parameter \"replication\" is missing")
         return json_response({"boolean": await req.run(self.ns.set_replication, req.caller, req.path, replication)})
 
-    async def expunge(self, req: Request) -> web.Response:
+    async def expunge(self, req: Request) -> Reply:
         removed = await req.run(self.ns.expunge, req.caller, self.config["trash_interval"])
         return json_response({"removed": removed})
 
-    async def create(self, req: Request) -> web.Response:
+    async def create(self, req: Request) -> Reply:
         if not req.params.boolean("data", False):
             return self._redirect(req)
         params = req.params
@@ -517,15 +544,15 @@ class WebHdfs:
         else:
             inode = await req.run(self.ns.start_file, req.caller, req.path, *settings)
             await self._receive(req, inode, client[0], None)
-        return BareResponse(status=201, headers={"Location": f"hdfs://{self.advertised}{req.path}"})
+        return Reply(201, headers={"Location": f"hdfs://{self.advertised}{req.path}"})
 
-    async def append(self, req: Request) -> web.Response:
+    async def append(self, req: Request) -> Reply:
         if not req.params.boolean("data", False):
             return self._redirect(req)
         client = (f"webhdfs-{uuid.uuid4().hex}", req.http.remote or "")
         inode, blocks = await req.run(self.ns.start_append, req.caller, req.path, client)
         await self._receive(req, inode, client[0], blocks)
-        return BareResponse(status=200)
+        return Reply(200)
 
     async def _receive(self, req: Request, inode, holder: str, blocks) -> None:
         """Stream the request body into blocks, then close the file; on any failure the

@@ -1,9 +1,11 @@
-"""The one place where domain errors become WebHDFS RemoteException responses."""
+"""Complete WebHDFS answers (Reply) and the one place where domain errors become
+RemoteException answers."""
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 
+import orjson
 from aiohttp import hdrs, web
 
 from .. import exceptions as e
@@ -37,11 +39,25 @@ class BareResponse(web.Response):
         await super()._write_headers()
 
 
-def json_response(payload: object, status: int = 200) -> web.Response:
-    return BareResponse(status=status, body=json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+@dataclass
+class Reply:
+    """A whole answer: status, body and extra headers (never a Content-Type, see
+    BareResponse).  Either HTTP layer sends it: the front (hopshive.webhdfs.front) writes it
+    out itself, aiohttp through ``aiohttp()``."""
+
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def aiohttp(self) -> web.Response:
+        return BareResponse(status=self.status, body=self.body, headers=self.headers)
 
 
-def remote_exception(exc: BaseException) -> web.Response:
+def json_response(payload: object, status: int = 200) -> Reply:
+    return Reply(status, orjson.dumps(payload))
+
+
+def remote_exception(exc: BaseException) -> Reply:
     status, java_class = next((v for k, v in REMOTE_EXCEPTIONS.items() if isinstance(exc, k)), INTERNAL)
     message = str(exc) if status != 500 else f"Internal error: {type(exc).__name__}; see the namenode log"
     return json_response({"RemoteException": {"exception": java_class.rsplit(".", 1)[1],

@@ -1,7 +1,8 @@
 """Bounds on what clients may hold of a namenode worker: connections, and time without a
 complete request head.
 
-aiohttp's keep-alive timer closes a connection whose next request head has not arrived
+Connections start on the front (hopshive.webhdfs.front), which keeps the same timer, and
+may be handed to aiohttp.  aiohttp's keep-alive timer closes a connection whose next request head has not arrived
 within ``keepalive_timeout`` of the connection opening or of the previous response, however
 slowly the client trickles header bytes; ``idle_timeout`` is that timer.  Connections beyond
 ``max_connections`` are answered at once with 503 and Retry-After (Hadoop's
@@ -15,6 +16,8 @@ import json
 import logging
 
 from aiohttp import web
+
+from .front import Front
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_S = 1
@@ -38,19 +41,20 @@ class _Refuse(asyncio.Protocol):
 
 
 class BoundedSockSite(web.SockSite):
-    """A SockSite whose protocol factory refuses connections beyond ``max_connections``."""
+    """A SockSite whose connections start on ``front`` and that refuses connections beyond
+    ``max_connections`` (on the front and on aiohttp together)."""
 
-    def __init__(self, runner: web.BaseRunner, sock, max_connections: int):
+    def __init__(self, runner: web.BaseRunner, sock, max_connections: int, front: Front):
         super().__init__(runner, sock)
         self.max_connections = max_connections
+        self.front = front
         self._response = _refusal(max_connections)
 
     def _protocol(self) -> asyncio.Protocol:
-        server = self._runner.server
-        if len(server.connections) >= self.max_connections:
+        if len(self._runner.server.connections) + len(self.front.connections) >= self.max_connections:
             log.warning("connection refused: limit reached", extra={"max_connections": self.max_connections})
             return _Refuse(self._response)
-        return server()
+        return self.front.protocol()
 
     async def start(self) -> None:
         await web.BaseSite.start(self)      # registers the site with its runner

@@ -26,7 +26,9 @@ from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
 from ..namespace.namespace import MAX_REPLICATION, SMALL_FILE_LIMIT, Namespace
 from .app import WebHdfs
+from .front import Front
 from .limits import BoundedSockSite
+from .loop_reads import LoopReads
 
 log = logging.getLogger("hopshive.namenode")
 
@@ -88,6 +90,7 @@ def serve_worker(config: dict, sock, generation: float) -> None:
     maintenance = Maintenance(namespace, nn["heartbeat_interval"], nn["orphan_grace"],
                               float(nn["replication_interval"]), float(nn["block_report_interval"]))
     maintenance.start()
+    loop_reads = LoopReads(config["database"])
     log.info("namenode worker started", extra={"namenode_id": liveness.namenode_id, "address": nn["advertised_address"]})
 
     async def run() -> None:
@@ -96,19 +99,22 @@ def serve_worker(config: dict, sock, generation: float) -> None:
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
-        runner = web.AppRunner(WebHdfs(namespace, nn).application(), access_log=None,
+        service = WebHdfs(namespace, nn, loop_reads)
+        runner = web.AppRunner(service.application(), access_log=None,
                                handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]),
                                keepalive_timeout=float(nn["idle_timeout"]))
         await runner.setup()
-        await BoundedSockSite(runner, sock, int(nn["max_connections"])).start()
+        front = Front(service, runner.server, float(nn["idle_timeout"]))
+        await BoundedSockSite(runner, sock, int(nn["max_connections"]), front).start()
         await stop.wait()
-        await runner.cleanup()
+        await asyncio.gather(front.shutdown(float(nn["shutdown_timeout"])), runner.cleanup())
 
     try:
         asyncio.run(run())
     finally:
         maintenance.stopping.set()
         maintenance.join(5)
+        loop_reads.close()
         liveness.unregister()
         db.close()
         log.info("namenode worker stopped", extra={"namenode_id": liveness.namenode_id})
