@@ -268,7 +268,7 @@ def render(node, dialect: str) -> str:
             return f"(?:{inner})"
         if kind == "rep":
             body, low, high = walk(node[1]), node[2], node[3]
-            body = body if node[1][0] in ("set", "group") else f"(?:{body})"
+            body = body if node[1][0] in ("set", "group", "alt") else f"(?:{body})"
             suffix = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((low, high))
             if suffix is None:
                 suffix = f"{{{low}}}" if low == high else f"{{{low},{'' if high is None else high}}}"
@@ -295,11 +295,11 @@ def seq(*items) -> tuple:
 
 
 def alt(*branches) -> tuple:
-    return branches[0] if len(branches) == 1 else ("group", ("alt", tuple(branches)))
+    return branches[0] if len(branches) == 1 else ("alt", tuple(branches))
 
 
 def repeat(node, low: int, high: int | None) -> tuple:
-    return ("rep", node if node[0] in ("set", "group") else ("group", node), low, high, 0)
+    return ("rep", node if node[0] in ("set", "group", "alt") else ("group", node), low, high, 0)
 
 
 EMPTY = ("seq", ())

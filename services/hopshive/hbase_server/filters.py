@@ -3,22 +3,32 @@ the ``filterString`` of Thrift scans), parsed with lark and evaluated row by row
 
 Grammar (HBase's ParseFilter): ``Name(arg, ...)`` where an argument is a quoted byte string
 (``'it''s'``), an integer, ``true``/``false`` or a comparison operator; ``SKIP f`` and
-``WHILE f`` bind tightest, then ``AND``, then ``OR``; parentheses group.  Comparators are
-``type:value`` strings: ``binary``, ``binaryprefix``, ``regexstring`` (Java-style regex on
-the bytes read as ISO-8859-1, ``find`` semantics; ``=``/``!=`` only) and ``substring``
-(case-insensitive; ``=``/``!=`` only).
+``WHILE f`` bind tightest, then ``AND``, then ``OR`` (upper case, as HBase reads them);
+parentheses group.  Comparators are ``type:value`` strings (lower-case type, as HBase):
 
-HBase's filters implemented: RowFilter, PrefixFilter, FamilyFilter, QualifierFilter,
-ValueFilter, SingleColumnValueFilter, SingleColumnValueExcludeFilter, KeyOnlyFilter,
-FirstKeyOnlyFilter, PageFilter, ColumnPrefixFilter, MultipleColumnPrefixFilter,
-ColumnCountGetFilter, InclusiveStopFilter, TimestampsFilter.
+* ``binary`` and ``binaryprefix``: byte comparison of the row/cell (its first
+  ``len(value)`` bytes) with ``value``;
+* ``regexstring`` (``=``/``!=`` only): HBase's RegexStringComparator as ParseFilter builds
+  it -- the pattern is ``value`` decoded as UTF-8, compiled with ``DOTALL``, and searched
+  (``find``) in the row/cell decoded as UTF-8 (the comparator's default charset: invalid
+  bytes become U+FFFD, so a regex cannot tell two invalid bytes apart).  Patterns are read
+  with ``core.javaregex`` (Java's syntax, not Python's); a construct outside its subset is
+  an error, never a different meaning;
+* ``substring`` (``=``/``!=`` only): ``value`` decoded as UTF-8 and lower-cased is contained
+  in the lower-cased UTF-8 text (Python's ``str.lower``; Java's ``toLowerCase(Locale.ROOT)``
+  differs for a handful of special-cased characters).
 
-**Ours** (not in HBase; a real HBase site would deploy it as a custom filter class):
-``KeyFieldFilter(index, op, 'comparator')`` compares one field of a row key written by
-``hopshive.metastore.stores.hbase.rowkey`` (a key whose last byte is the field count and
-whose preceding ``2 * count`` bytes are the fields' start offsets, so field ``index`` is
-found from the end without reading the fields before it).  Rows without that trailer do not
-match.  The metastore's planner emits it for conditions on later partition columns.
+Filters: RowFilter, PrefixFilter, FamilyFilter, QualifierFilter, ValueFilter,
+SingleColumnValueFilter, SingleColumnValueExcludeFilter, KeyOnlyFilter, FirstKeyOnlyFilter,
+PageFilter, ColumnPrefixFilter, MultipleColumnPrefixFilter, ColumnCountGetFilter,
+InclusiveStopFilter, TimestampsFilter -- every filter ParseFilter knows except
+ColumnPaginationFilter, ColumnRangeFilter, DependentColumnFilter and ColumnValueFilter
+(refused by name).  Nothing else: FuzzyRowFilter and MultiRowRangeFilter are not in HBase's
+filter language either.
+
+Beyond HBase, with the same results: RowFilters tell the scanner where the next possible
+match is (``Result.seek``/``stop``): a ``binary`` bound, or the automaton of an anchored
+``regexstring`` (``regexseek``).  An HBase region server reads every row of the scan range.
 
 An unknown filter, a wrong argument list or a syntax error raises ``FilterError`` naming
 the position; nothing is ignored.
@@ -33,16 +43,20 @@ from typing import Callable
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, VisitError
 
+from ..core.javaregex import PatternError, parse as parse_regex, render
 from .exceptions import FilterError
+from .regexseek import NO_MORE, NotSeekable, Seeker
+
+MAX_REGEX = 1 << 16
 
 GRAMMAR = r"""
 ?start: or_expr
 ?or_expr: and_expr
-        | or_expr "OR"i and_expr            -> or_
+        | or_expr "OR" and_expr             -> or_
 ?and_expr: unary
-         | and_expr "AND"i unary            -> and_
-?unary: "SKIP"i unary                      -> skip
-      | "WHILE"i unary                     -> while_
+         | and_expr "AND" unary             -> and_
+?unary: "SKIP" unary                       -> skip
+      | "WHILE" unary                      -> while_
       | "(" or_expr ")"
       | call
 call: NAME "(" [arg ("," arg)*] ")"
@@ -73,6 +87,7 @@ class Result:
     seek: bytes | None = None # no row before this key can match (a hint, as HBase's getNextCellHint)
 
 
+USELESS = 64
 # ------------------------------------------------------------------ comparators
 _OPS: dict[str, Callable[[int], bool]] = {
     "<": lambda c: c < 0, "<=": lambda c: c <= 0, "=": lambda c: c == 0,
@@ -88,23 +103,23 @@ def _cmp(a: bytes, b: bytes) -> int:
 class Comparator:
     kind: str
     value: bytes
+    regex: re.Pattern | None = field(default=None, compare=False, repr=False)
+    tree: tuple | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def parse(text: bytes) -> "Comparator":
         kind, sep, value = text.partition(b":")
-        kind_name = kind.decode("latin-1").lower()
+        kind_name = kind.decode("latin-1")
         if not sep or kind_name not in ("binary", "binaryprefix", "regexstring", "substring"):
             raise FilterError(f"comparator {text[:40]!r}: expected binary:, binaryprefix:, regexstring: or substring:")
-        comparator = Comparator(kind_name, value)
-        if kind_name == "regexstring":
-            try:
-                comparator._regex()
-            except re.error as exc:
-                raise FilterError(f"regexstring {value.decode('latin-1')!r}: {exc}") from None
-        return comparator
-
-    def _regex(self):
-        return re.compile(self.value.decode("latin-1"), re.DOTALL)
+        if kind_name != "regexstring":
+            return Comparator(kind_name, value)
+        pattern = value.decode("utf-8", "replace")
+        try:
+            tree = parse_regex(pattern, dotall=True, max_length=MAX_REGEX)
+        except PatternError as exc:
+            raise FilterError(f"regexstring {pattern[:60]!r}: {exc.reason} (at {exc.offset})") from None
+        return Comparator(kind_name, value, re.compile(render(tree, "python")), tree)
 
     def matches(self, op: str, data: bytes) -> bool:
         """``data op value``, as HBase's CompareFilter reads it."""
@@ -112,10 +127,11 @@ class Comparator:
             return _OPS[op](_cmp(data, self.value))
         if self.kind == "binaryprefix":
             return _OPS[op](_cmp(data[:len(self.value)], self.value))
+        text = data.decode("utf-8", "replace")
         if self.kind == "regexstring":
-            found = self._regex().search(data.decode("latin-1")) is not None
+            found = self.regex.search(text) is not None
         else:
-            found = self.value.lower() in data.lower()
+            found = self.value.decode("utf-8", "replace").lower() in text.lower()
         return found if op == "=" else not found
 
 
@@ -134,18 +150,52 @@ class Filter:
 class RowFilter(Filter):
     op: str
     comparator: Comparator
+    reverse: bool = False
+    _seeker: Seeker | None = field(default=None, repr=False)
+    _misses: int = 0          # hints in a row that skipped nothing: past USELESS, stop asking
 
     def apply(self, row, cells):
-        return Result(self.comparator.matches(self.op, row), cells)
+        if self.comparator.matches(self.op, row):
+            return Result(True, cells)
+        if self.reverse:
+            return Result(False, [])
+        return self._hint(row)
+
+    def _hint(self, row: bytes) -> Result:
+        """Where the next row that can match is (an HBase region server reads on instead)."""
+        kind, value, op = self.comparator.kind, self.comparator.value, self.op
+        if kind in ("binary", "binaryprefix"):
+            head = row if kind == "binary" else row[:len(value)]
+            if op in ("<", "<=", "=") and head >= value:       # fails here, and on every later row
+                return Result(False, [], stop=True)
+            if op in (">", ">=", "=") and head <= value:
+                after = value + b"\x00" if kind == "binary" else prefix_successor(value)
+                return Result(False, [], seek=value if head < value and op != ">" else after or None,
+                              stop=op == ">" and not after)
+            return Result(False, [])
+        if kind != "regexstring" or op != "=" or self._misses > USELESS:
+            return Result(False, [])
+        if self._seeker is None:
+            try:
+                self._seeker = Seeker(self.comparator.tree)
+            except NotSeekable:
+                self._misses = USELESS + 1
+                return Result(False, [])
+        target = self._seeker.next_row(row)
+        self._misses = self._misses + 1 if target is None else 0
+        return Result(False, [], stop=target == NO_MORE, seek=target or None)
 
 
 @dataclass
 class PrefixFilter(Filter):
     prefix: bytes
+    reverse: bool = False
 
     def apply(self, row, cells):
         # rows are sorted: once past every row with the prefix, none can follow
-        return Result(row.startswith(self.prefix), cells, stop=row[:len(self.prefix)] > self.prefix)
+        head = row[:len(self.prefix)]
+        return Result(row.startswith(self.prefix), cells, stop=head < self.prefix if self.reverse else
+                      head > self.prefix)
 
 
 @dataclass
@@ -228,10 +278,12 @@ class ColumnCountGetFilter(Filter):
 @dataclass
 class InclusiveStopFilter(Filter):
     stop_row: bytes
+    reverse: bool = False
 
     def apply(self, row, cells):
-        past = row > self.stop_row
-        return Result(not past, cells, stop=row >= self.stop_row)
+        if self.reverse:
+            return Result(row >= self.stop_row, cells, stop=row <= self.stop_row)
+        return Result(row <= self.stop_row, cells, stop=row >= self.stop_row)
 
 
 @dataclass
@@ -243,67 +295,10 @@ class TimestampsFilter(Filter):
         return Result(bool(kept), kept)
 
 
-def field_span(row: bytes, index: int) -> tuple[int, int] | None:
-    """Where field ``index`` of a row key with an offsets trailer lies: the key ends with the
-    fields' start offsets (2 bytes each, big-endian) and one byte holding their count; field
-    ``i`` runs from its start to the next field's start (the last one to the trailer)."""
-    if not row:
-        return None
-    count = row[-1]
-    body_end = len(row) - 1 - 2 * count
-    if index >= count or body_end < 0:
-        return None
-
-    def start(i: int) -> int:
-        pos = body_end + 2 * i
-        return int.from_bytes(row[pos:pos + 2], "big")
-
-    begin = start(index)
-    finish = start(index + 1) if index + 1 < count else body_end
-    if not 0 <= begin <= finish <= body_end:
-        return None
-    return begin, finish
-
-
-def key_field(row: bytes, index: int) -> bytes | None:
-    """Field ``index`` of a row key with an offsets trailer (see ``field_span``)."""
-    span = field_span(row, index)
-    return None if span is None else row[span[0]:span[1]]
-
-
 def prefix_successor(prefix: bytes) -> bytes:
     """The smallest key after every key starting with ``prefix`` (b"": none)."""
     trimmed = prefix.rstrip(b"\xff")
     return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else b""
-
-
-@dataclass
-class KeyFieldFilter(Filter):
-    index: int
-    op: str
-    comparator: Comparator
-
-    def apply(self, row, cells):
-        span = field_span(row, self.index)
-        if span is None:
-            return Result(False, cells)
-        value = row[span[0]:span[1]]
-        if self.comparator.matches(self.op, value):
-            return Result(True, cells)
-        return Result(False, cells, seek=self._hint(row[:span[0]], value))
-
-    def _hint(self, before: bytes, value: bytes) -> bytes | None:
-        """Skip scan: the fields before this one are fixed by ``before``; the next row that can
-        match has this field at the bound (below it) or the next value of those before it
-        (above it).  Keys are prefix-free fields, so both are exact, and always after ``row``."""
-        if self.comparator.kind != "binary":
-            return None
-        bound = self.comparator.value
-        if value < bound and self.op in (">=", "=", ">"):
-            return before + bound if self.op != ">" else prefix_successor(before + bound) or None
-        if value >= bound and self.op in ("<", "<=", "="):
-            return prefix_successor(before) or None
-        return None
 
 
 @dataclass
@@ -329,9 +324,9 @@ class Or(Filter):
         results = [part.apply(row, cells) for part in self.parts]
         kept = [r for r in results if r.keep]
         union = {c[0]: c for r in kept for c in r.cells}
-        seeks = [r.seek for r in results]
-        seek = min(seeks) if not kept and all(seeks) else None
-        return Result(bool(kept), [union[k] for k in sorted(union)], all(r.stop for r in results), seek)
+        going = [r for r in results if not r.stop]       # parts a later row can still pass
+        seek = min(r.seek for r in going) if not kept and going and all(r.seek for r in going) else None
+        return Result(bool(kept), [union[k] for k in sorted(union)], not going, seek)
 
 
 @dataclass
@@ -452,14 +447,8 @@ BUILDERS: dict[str, Callable[[_Args], Filter]] = {
     "ColumnCountGetFilter": lambda a: ColumnCountGetFilter(a.integer()),
     "InclusiveStopFilter": lambda a: InclusiveStopFilter(a.string()),
     "TimestampsFilter": _timestamps,
-    # ours (see the module docstring)
-    "KeyFieldFilter": lambda a: KeyFieldFilter(a.integer(), *_op_and_comparator(a)),
 }
-
-
-def _op_and_comparator(args: _Args) -> tuple[str, Comparator]:
-    op = args.op()
-    return op, args.comparator(op)
+NOT_IMPLEMENTED = ("ColumnPaginationFilter", "ColumnRangeFilter", "DependentColumnFilter", "ColumnValueFilter")
 
 
 @v_args(inline=True)
@@ -478,6 +467,8 @@ class _Build(Transformer):
 
     def call(self, name: Token, *args):
         builder = BUILDERS.get(str(name))
+        if str(name) in NOT_IMPLEMENTED:
+            raise FilterError(f"{name} is an HBase filter this server does not implement")
         if builder is None:
             raise FilterError(f"unknown filter {str(name)!r} (known: {', '.join(sorted(BUILDERS))})")
         arguments = _Args(str(name), list(args))
@@ -498,8 +489,20 @@ class _Build(Transformer):
         return While(inner)
 
 
-def parse_filter(text: bytes | str) -> Filter:
-    """A filter string -> a fresh Filter (stateful filters such as PageFilter count per scan).
+def _orient(node: Filter, reverse: bool) -> Filter:
+    """Tell the filters whose stop and seek depend on it which way the scan runs."""
+    if hasattr(node, "reverse"):
+        node.reverse = reverse
+    for child in getattr(node, "parts", ()):
+        _orient(child, reverse)
+    if isinstance(node, (Skip, While)):
+        _orient(node.inner, reverse)
+    return node
+
+
+def parse_filter(text: bytes | str, reverse: bool = False) -> Filter:
+    """A filter string -> a fresh Filter (stateful filters such as PageFilter count per scan)
+    for a scan in key order (``reverse``: backwards).
 
     Raises:
         FilterError: syntax error (with line and column), unknown filter or comparator,
@@ -511,7 +514,7 @@ def parse_filter(text: bytes | str) -> Filter:
         raise FilterError("empty filter string")
     try:
         tree = _PARSER.parse(text)
-        return _Build().transform(tree)
+        return _orient(_Build().transform(tree), reverse)
     except VisitError as exc:
         if isinstance(exc.orig_exc, FilterError):
             raise exc.orig_exc from None

@@ -10,12 +10,14 @@ objects are Thrift-binary encodings of the Hive API structs):
 HBase table     row key                          columns
 ==============  ===============================  ==========================================
 ``dbs``         ``<db>``                         ``i:obj`` Database
-``tbls``        ``<db><table>``                  ``i:obj`` Table without its SD's shared part,
-                                                 ``i:sd`` hash of that part, ``i:loc``
-``parts``       ``rowkey.row_key(db, table,      ``i:obj`` Partition (values included, SD
-                typed values)``                  removed), ``i:sd``, ``i:loc``, ``i:name``
-``sds``         sha256 of the shared SD          ``i:obj`` StorageDescriptor without location,
-                                                 ``i:refs`` reference counter (64-bit)
+``tbls``        ``<db><table>``                  ``i:obj`` a ``Record``: Table without its SD's
+                                                 shared part, hash of that part, location
+``parts``       ``rowkey.row_key(db, table,      ``i:obj`` a ``Record``: Partition (values
+                typed values)``                  included, SD removed), SD hash, location,
+                                                 partition name
+``sds``         sha256 of the shared SD          ``i:obj`` StorageDescriptor without location
+                                                 (empty once released), ``i:refs`` reference
+                                                 counter (64-bit)
 ``funcs``       ``<db><function>``               ``i:obj`` Function
 ``stats``       ``<db><table><partition or ''>`` ``c:<column>`` ColumnStatisticsObj per column
 ==============  ===============================  ==========================================
@@ -24,8 +26,8 @@ Storage descriptors are deduplicated by content (Hive's HBaseStore idea): the SD
 location is hashed and stored once with a reference count; tables and partitions keep their
 location next to the hash.  A partition row key is ``db + table + typed values`` (see
 ``hbase.rowkey``): a table's partitions are one contiguous key range, in typed order, and
-partition filters run as the Gets and Scans of ``hbase.planner`` (server-side filters for
-later columns; the residual, LIKE, evaluated here).
+partition filters run as the Gets and Scans of ``hbase.planner`` (HBase's own RowFilters
+for later columns; the residual the filter language cannot hold evaluated here).
 
 Locks stay on the metastore's database (HIVE_LOCKS), as Hive's HBaseStore left locks and
 transactions to its RDBMS TxnHandler.
@@ -39,15 +41,20 @@ unreferenced rows (an SD with a stale count, statistics or partitions of a table
 is gone) or a directory without metadata -- never metadata naming a missing parent;
 ``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes those rows.
 Directories deleted behind the metastore's back (no inode foreign key here) are not
-followed yet: see the README.  Writers of one table take turns within a process; writers
-in different processes or instances are not serialised (no cross-row transactions).
+followed yet: see the README.
+
+Several instances share the tables (the cluster runs one per metastore host): every object
+row is one cell written with ``checkAndPut`` and descriptors are counted with
+``atomicIncrement`` (``hbase.records``), so two creates of one table or partition give one
+AlreadyExists, an update racing a drop fails instead of resurrecting the row, and a
+descriptor is never deleted under a reference.  Writers of one table in one process also
+take turns, which keeps those conflicts to instances.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import logging
 import threading
 import time
@@ -62,13 +69,14 @@ from thrift.TSerialization import deserialize, serialize
 from ...core.db import Database
 from ..api import CATALOG, api
 from ..exceptions import AlreadyExists, InvalidInput, InvalidObject, InvalidOperation, MetastoreError, NoSuchObject
-from ..filter import FilterError, KeyColumn, compile_predicate, compile_value_sets
+from ..filter import FilterError, KeyColumn, compile_value_sets
 from ..filter.keytypes import key_type
 from ..locations import Locations, replace_prefix
 from ..names import make_part_name, parse_part_name
 from ..app import HBASE_DEFAULTS
 from ..store import Capabilities, RawStore
-from .hbase import planner, rowkey
+from .hbase import explain, planner, records, rowkey
+from .hbase.records import RECORD as OBJ, Record
 from .mysql.base import StoreBase
 from .mysql.locks import LockOps
 from .mysql.tables import is_managed
@@ -77,7 +85,6 @@ log = logging.getLogger("hopshive.metastore.hbase")
 
 TABLES = {"dbs": "i", "tbls": "i", "parts": "i", "sds": "i", "funcs": "i", "stats": "c"}
 _PROTOCOL = TBinaryProtocol.TBinaryProtocolAcceleratedFactory()
-OBJ, SD, LOC, NAME, REFS = b"i:obj", b"i:sd", b"i:loc", b"i:name", b"i:refs"
 
 
 def _encode(obj) -> bytes:
@@ -101,6 +108,10 @@ def _s(text: str) -> bytes:
 
 def _now() -> int:
     return int(time.time())
+
+
+def _changed(what: str) -> MetastoreError:
+    return MetastoreError(f"{what} was changed by another metastore instance meanwhile; retry")
 
 
 class HBaseStore(LockOps, StoreBase, RawStore):
@@ -179,59 +190,67 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                           batch_size=int(self.config["scan_batch"]))
 
     # ---------------------------------------------------------------------- SDs
-    def _put_sd(self, t, sd) -> tuple[bytes, str | None]:
+    @staticmethod
+    def _put_sd(t, sd) -> tuple[bytes, str | None]:
         """Store the shared part of ``sd`` (count one more reference); returns (hash, location)."""
         shared = copy.deepcopy(sd) if sd is not None else api.StorageDescriptor()
         location, shared.location = shared.location, None
-        blob = _encode(shared)
-        digest = hashlib.sha256(blob).digest()
-        sds = t("sds")
-        if sds.counter_inc(digest, REFS) == 1 or not sds.row(digest, columns=[OBJ]):
-            sds.put(digest, {OBJ: blob})
-        return digest, location
-
-    def _release_sd(self, t, digest: bytes | None) -> None:
-        if not digest:
-            return
-        sds = t("sds")
-        if sds.counter_dec(digest, REFS) <= 0:
-            sds.delete(digest)
-
-    def _load_sds(self, t, digests) -> dict[bytes, object]:
-        """hash -> the shared StorageDescriptor, decoded once per call."""
-        wanted = [d for d in dict.fromkeys(digests) if d]
-        out = {}
-        for start in range(0, len(wanted), 500):
-            for key, data in t("sds").rows(wanted[start:start + 500], columns=[OBJ]):
-                out[key] = _decode(api.StorageDescriptor, data[OBJ])
-        return out
+        return records.acquire(t("sds"), _encode(shared)), location
 
     @staticmethod
-    def _with_sd(obj, shared: dict, data: dict):
+    def _release_sd(t, digest: bytes | None) -> None:
+        records.release(t("sds"), digest)
+
+    @staticmethod
+    def _load_sds(t, digests) -> dict[bytes, object]:
+        """hash -> the shared StorageDescriptor, decoded once per call."""
+        return {d: _decode(api.StorageDescriptor, blob) for d, blob in records.load(t("sds"), digests).items()}
+
+    @staticmethod
+    def _with_sd(obj, shared: dict, record: Record):
         """``obj`` with its SD: a shallow copy of the shared one (callers treat results as
         read-only; writers deep-copy before changing) with the object's own location."""
-        sd = shared.get(data.get(SD))
+        sd = shared.get(record.sd)
         obj.sd = _shallow(sd) if sd is not None else None
         if obj.sd is not None:
-            obj.sd.location = data.get(LOC, b"").decode() or None
+            obj.sd.location = record.location or None
         return obj
+
+    def _put(self, t, table: str, key: bytes, obj, expected: bytes | None, name: str = "") -> bool:
+        """Write a table or partition record with its SD counted: only if the row still holds
+        ``expected`` (None: is absent).  False (nothing changed) if it does not."""
+        stored = copy.copy(obj)
+        digest, location = self._put_sd(t, obj.sd)
+        stored.sd, stored.catName = None, CATALOG
+        if table == "tbls":
+            stored.temporary = False
+            stored.partitionKeys = [api.FieldSchema(k.name.lower(), k.type, k.comment)
+                                    for k in obj.partitionKeys or []]
+        cell = Record(_encode(stored), digest, location or "", name).pack()
+        if records.check_and_put(t(table), key, expected, cell):
+            return True
+        self._release_sd(t, digest)
+        return False
 
     # ---------------------------------------------------------------- databases
     def create_database(self, db, dirs) -> None:
         def work(t):
+            exists = AlreadyExists(f"Database {db.name} already exists")
             if t("dbs").row(_s(db.name), columns=[OBJ]):
-                raise AlreadyExists(f"Database {db.name} already exists")
+                raise exists
             self._dirs(lambda tx: dirs.link(tx, db.locationUri, create=True, foreign_ok=True))
             stored = copy.copy(db)
             stored.catalogName = CATALOG
-            t("dbs").put(_s(db.name), {OBJ: _encode(stored)})
+            if not records.check_and_put(t("dbs"), _s(db.name), None, _encode(stored)):
+                raise exists
         self._hb(work)
 
-    def _database(self, t, name: str):
+    def _database(self, t, name: str, raw: bool = False):
         data = t("dbs").row(_s(name), columns=[OBJ])
         if not data:
             raise NoSuchObject(f"Database {name} does not exist" if name else "database name is empty")
-        return _decode(api.Database, data[OBJ])
+        db = _decode(api.Database, data[OBJ])
+        return (db, data[OBJ]) if raw else db
 
     def get_database(self, name: str):
         return self._hb(lambda t: self._database(t, name))
@@ -242,11 +261,12 @@ class HBaseStore(LockOps, StoreBase, RawStore):
 
     def alter_database(self, name: str, db) -> None:
         def work(t):
-            old = self._database(t, name)
+            old, cell = self._database(t, name, raw=True)
             old.description, old.ownerName, old.ownerType = db.description, db.ownerName, db.ownerType
             if db.parameters is not None:
                 old.parameters = db.parameters
-            t("dbs").put(_s(name), {OBJ: _encode(old)})
+            if not records.check_and_put(t("dbs"), _s(name), cell, _encode(old)):
+                raise _changed(f"Database {name}")
         self._hb(work)
 
     def drop_database(self, name: str, dirs, cascade: bool) -> None:
@@ -268,37 +288,32 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         self._hb(work)
 
     # ------------------------------------------------------------------- tables
-    def _table_data(self, t, db_name: str, name: str) -> dict:
-        data = t("tbls").row(_s(db_name) + _s(name))
-        if not data:
+    def _table_record(self, t, db_name: str, name: str) -> Record:
+        record = Record.of(t("tbls").row(_s(db_name) + _s(name)))
+        if record is None:
             raise NoSuchObject(f"Table {db_name}.{name} does not exist")
-        return data
+        return record
 
-    def _tables(self, t, rows: list[tuple[bytes, dict]]) -> list:
-        blobs = self._load_sds(t, [d.get(SD) for _, d in rows])
-        return [self._with_sd(_decode(api.Table, d[OBJ]), blobs, d) for _, d in rows]
+    def _tables(self, t, found: list[Record]) -> list:
+        blobs = self._load_sds(t, [r.sd for r in found])
+        return [self._with_sd(_decode(api.Table, r.blob), blobs, r) for r in found]
 
     def _table(self, t, db_name: str, name: str):
-        return self._tables(t, [(b"", self._table_data(t, db_name, name))])[0]
+        return self._tables(t, [self._table_record(t, db_name, name)])[0]
 
     def create_table(self, table, dirs, create_dir: bool) -> None:
         def work(t):
             self._database(t, table.dbName)
             key = _s(table.dbName) + _s(table.tableName)
+            exists = AlreadyExists(f"Table {table.dbName}.{table.tableName} already exists")
             if t("tbls").row(key, columns=[OBJ]):
-                raise AlreadyExists(f"Table {table.dbName}.{table.tableName} already exists")
+                raise exists
             location = table.sd.location if table.sd else None
             self._dirs(lambda tx: dirs.link(tx, location, create=create_dir, foreign_ok=not create_dir))
-            self._put_table(t, key, table)
+            if not self._put(t, "tbls", key, table, None):
+                raise exists
         with self._writing(table.dbName, table.tableName):
             self._hb(work)
-
-    def _put_table(self, t, key: bytes, table) -> None:
-        stored = copy.copy(table)
-        digest, location = self._put_sd(t, table.sd)
-        stored.sd, stored.catName, stored.temporary = None, CATALOG, False
-        stored.partitionKeys = [api.FieldSchema(k.name.lower(), k.type, k.comment) for k in table.partitionKeys or []]
-        t("tbls").put(key, {OBJ: _encode(stored), SD: digest, LOC: (location or "").encode()})
 
     def get_table(self, db_name: str, name: str):
         return self._hb(lambda t: self._table(t, db_name, name))
@@ -306,30 +321,30 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def get_tables(self, db_name: str, names: Sequence[str]) -> list:
         def work(t):
             keys = [_s(db_name) + _s(n) for n in dict.fromkeys(names)]
-            return self._tables(t, t("tbls").rows(keys)) if keys else []
+            return self._tables(t, [Record.of(d) for _, d in t("tbls").rows(keys)]) if keys else []
         return self._hb(work)
 
-    def _table_rows(self, t, db_name: str):
-        prefix = _s(db_name)
-        return list(self._scan(t("tbls"), prefix, rowkey.prefix_successor(prefix), columns=[OBJ]))
+    def _table_objects(self, t, prefix: bytes) -> list:
+        rows = self._scan(t("tbls"), prefix, rowkey.prefix_successor(prefix) if prefix else b"", columns=[OBJ])
+        return [_decode(api.Table, Record.of(d).blob) for _, d in rows]
 
     def get_table_names(self, db_name: str, table_type: str | None = None) -> list[str]:
         def work(t):
             self._database(t, db_name)
-            tables = [_decode(api.Table, d[OBJ]) for _, d in self._table_rows(t, db_name)]
+            tables = self._table_objects(t, _s(db_name))
             return sorted(x.tableName for x in tables if table_type is None or x.tableType == table_type)
         return self._hb(work)
 
     def get_table_meta(self) -> list[tuple]:
         def work(t):
-            tables = [_decode(api.Table, d[OBJ]) for _, d in self._scan(t("tbls"), b"", b"", columns=[OBJ])]
-            return sorted((x.dbName, x.tableName, x.tableType, (x.parameters or {}).get("comment")) for x in tables)
+            return sorted((x.dbName, x.tableName, x.tableType, (x.parameters or {}).get("comment"))
+                          for x in self._table_objects(t, b""))
         return self._hb(work)
 
     def alter_table(self, db_name: str, name: str, new_table, dirs, cascade: bool) -> None:
         def work(t):
-            old_data = self._table_data(t, db_name, name)
-            old = self._tables(t, [(b"", old_data)])[0]
+            old_record = self._table_record(t, db_name, name)
+            old = self._tables(t, [old_record])[0]
             if [(k.name.lower(), k.type) for k in old.partitionKeys or []] != \
                     [(k.name.lower(), k.type) for k in new_table.partitionKeys or []]:
                 raise InvalidOperation("partition keys can not be changed.")
@@ -353,14 +368,18 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 self._dirs(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed))
             stored = copy.copy(new_table)
             stored.sd = new_sd
+            # the table row first (the parent), then its partitions and statistics
+            if not self._put(t, "tbls", new_key, stored, None if renamed else old_record.raw):
+                if renamed:
+                    raise AlreadyExists(f"new table {new_db}.{new_name} already exists")
+                raise _changed(f"Table {db_name}.{name}")
             parts = list(self._scan(t("parts"), *self._part_range(db_name, name)))
             if renamed or new_sd.location != old_location or cascade:
                 self._move_partitions(t, old, stored, parts, cascade)
-            self._put_table(t, new_key, stored)
             if renamed:
                 self._move_stats(t, db_name, name, new_db, new_name)
                 t("tbls").delete(_s(db_name) + _s(name))
-            self._release_sd(t, old_data.get(SD))
+            self._release_sd(t, old_record.sd)
         with self._writing(db_name, name):
             self._hb(work)
 
@@ -370,26 +389,27 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         kinds = [key_type(k.type) for k in new.partitionKeys or []]
         old_location = old.sd.location if old.sd else None
         new_location = new.sd.location if new.sd else None
-        blobs = self._load_sds(t, [d.get(SD) for _, d in parts])
-        table = t("parts")
-        for key, data in parts:
-            part = self._with_sd(_decode(api.Partition, data[OBJ]), blobs, data)
+        found = [(key, Record.of(data)) for key, data in parts]
+        blobs = self._load_sds(t, [r.sd for _, r in found])
+        for key, record in found:
+            part = self._with_sd(_decode(api.Partition, record.blob), blobs, record)
             part.dbName, part.tableName = new.dbName, new.tableName
             if part.sd is not None and old_location and new_location and part.sd.location:
                 part.sd.location = replace_prefix(part.sd.location, old_location, new_location)
             if cascade and part.sd is not None and new.sd is not None:
                 part.sd.cols = new.sd.cols
             new_key = rowkey.row_key(new.dbName, new.tableName, kinds, part.values)
-            self._put_partition(t, new_key, part, data[NAME].decode())
+            if not self._put(t, "parts", new_key, part, None if new_key != key else record.raw, record.name):
+                raise _changed(f"Partition {record.name} of {old.dbName}.{old.tableName}")
             if new_key != key:
-                table.delete(key)
-            self._release_sd(t, data.get(SD))
+                t("parts").delete(key)
+            self._release_sd(t, record.sd)
 
     def drop_table(self, db_name: str, name: str, dirs, purge: bool = False) -> None:
         def work(t):
-            data = self._table_data(t, db_name, name)
-            table = self._tables(t, [(b"", data)])[0]
-            parts = list(self._scan(t("parts"), *self._part_range(db_name, name)))
+            record = self._table_record(t, db_name, name)
+            table = self._tables(t, [record])[0]
+            parts = [(key, Record.of(data)) for key, data in self._scan(t("parts"), *self._part_range(db_name, name))]
             with t("parts").batch() as batch:
                 for key, _ in parts:
                     batch.delete(key)
@@ -399,9 +419,9 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                                          columns=[b"c"]):
                     batch.delete(key)
             t("tbls").delete(_s(db_name) + _s(name))
-            for _, part_data in parts:
-                self._release_sd(t, part_data.get(SD))
-            self._release_sd(t, data.get(SD))
+            for _, part_record in parts:
+                self._release_sd(t, part_record.sd)
+            self._release_sd(t, record.sd)
             if dirs is None or not is_managed(table.tableType):
                 return
             location = table.sd.location if table.sd else None
@@ -409,8 +429,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             def remove(tx):
                 if location:
                     dirs.delete(tx, location, table.owner, purge)
-                for _, part_data in parts:
-                    part_location = part_data.get(LOC, b"").decode()
+                for _, part_record in parts:
+                    part_location = part_record.location
                     if part_location and replace_prefix(part_location, location or "\0", "") == part_location:
                         dirs.delete(tx, part_location, table.owner, purge)
             self._dirs(remove)
@@ -439,15 +459,13 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def _part_key(self, table, values) -> bytes:
         return rowkey.row_key(table.dbName, table.tableName, self._kinds(table), values)
 
-    def _put_partition(self, t, key: bytes, part, name: str) -> None:
-        stored = copy.copy(part)
-        digest, location = self._put_sd(t, part.sd)
-        stored.sd, stored.catName = None, CATALOG
-        t("parts").put(key, {OBJ: _encode(stored), SD: digest, LOC: (location or "").encode(), NAME: name.encode()})
+    def _partitions(self, t, found: list[Record]) -> list:
+        blobs = self._load_sds(t, [r.sd for r in found])
+        return [self._with_sd(_decode(api.Partition, r.blob), blobs, r) for r in found]
 
-    def _partitions(self, t, rows) -> list:
-        blobs = self._load_sds(t, [d.get(SD) for _, d in rows])
-        return [self._with_sd(_decode(api.Partition, d[OBJ]), blobs, d) for _, d in rows]
+    @staticmethod
+    def _part_rows(rows) -> list[tuple[bytes, Record]]:
+        return [(key, Record.of(data)) for key, data in rows]
 
     def add_partitions(self, db_name: str, table_name: str, parts: Sequence, dirs, if_not_exists: bool) -> list:
         def work(t):
@@ -458,7 +476,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 values = self._check_values(table, part.values)
                 key = self._part_key(table, values)
                 name = make_part_name(names, values)
-                if key in seen or t("parts").row(key, columns=[NAME]):
+                if key in seen or t("parts").row(key, columns=[OBJ]):
                     if if_not_exists:
                         continue
                     raise AlreadyExists(f"Partition already exists: {db_name}.{table_name} {name}")
@@ -467,9 +485,16 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             managed = is_managed(table.tableType)
             self._dirs(lambda tx: [dirs.link(tx, p.sd.location, create=True, foreign_ok=not managed)
                                    for _, _, p in new])
+            added = []
             for key, name, part in new:
-                self._put_partition(t, key, part, name)
-            return [p for _, _, p in new]
+                if self._put(t, "parts", key, part, None, name):
+                    added.append((key, part))
+                elif not if_not_exists:     # another instance added it meanwhile: undo ours
+                    for made, _ in added:
+                        self._release_sd(t, Record.of(t("parts").row(made)).sd)
+                        t("parts").delete(made)
+                    raise AlreadyExists(f"Partition already exists: {db_name}.{table_name} {name}")
+            return [p for _, p in added]
         with self._writing(db_name, table_name):
             return self._hb(work)
 
@@ -489,24 +514,25 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def get_partition(self, db_name: str, table_name: str, values: Sequence[str]):
         def work(t):
             table = self._table(t, db_name, table_name)
-            data = t("parts").row(self._part_key(table, self._check_values(table, values)))
-            if not data:
+            record = Record.of(t("parts").row(self._part_key(table, self._check_values(table, values))))
+            if record is None:
                 raise NoSuchObject(f"partition values={list(values)} of table {db_name}.{table_name} does not exist")
-            return self._partitions(t, [(b"", data)])[0]
+            return self._partitions(t, [record])[0]
         return self._hb(work)
 
-    def _all_rows(self, t, db_name: str, table_name: str, columns=None):
-        return list(self._scan(t("parts"), *self._part_range(db_name, table_name), columns=columns))
+    def _all_rows(self, t, db_name: str, table_name: str) -> list[tuple[bytes, Record]]:
+        return self._part_rows(self._scan(t("parts"), *self._part_range(db_name, table_name)))
 
     @staticmethod
-    def _by_name(rows, max_parts: int):
-        rows = sorted(rows, key=lambda r: r[1][NAME])
-        return rows[:max_parts] if max_parts is not None and max_parts >= 0 else rows
+    def _by_name(found, max_parts: int) -> list[Record]:
+        """Records in partition-name order, at most ``max_parts`` (negative: all)."""
+        found = sorted(found, key=lambda r: r.name)
+        return found[:max_parts] if max_parts is not None and max_parts >= 0 else found
 
     def _select(self, t, table, keep, max_parts: int) -> list:
-        rows = [(k, d) for k, d in self._all_rows(t, table.dbName, table.tableName)
-                if keep(_decode(api.Partition, d[OBJ]).values)]
-        return self._partitions(t, self._by_name(rows, max_parts))
+        found = [r for _, r in self._all_rows(t, table.dbName, table.tableName)
+                 if keep(_decode(api.Partition, r.blob).values)]
+        return self._partitions(t, self._by_name(found, max_parts))
 
     def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1,
                        partial_values: Sequence[str] | None = None, names: Sequence[str] | None = None) -> list:
@@ -520,8 +546,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                         wanted.append(self._part_key(table, parse_part_name(name, keys)))
                     except (ValueError, InvalidObject, MetastoreError):
                         continue
-                rows = [r for r in t("parts").rows(list(dict.fromkeys(wanted)))] if wanted else []
-                return self._partitions(t, self._by_name(rows, max_parts))
+                rows = self._part_rows(t("parts").rows(list(dict.fromkeys(wanted)))) if wanted else []
+                return self._partitions(t, self._by_name([r for _, r in rows], max_parts))
             return self._select(t, table, _partial(partial_values), max_parts)
         return self._hb(work)
 
@@ -540,39 +566,29 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             raise InvalidInput(str(exc)) from None
 
     def explain(self, db_name: str, table_name: str, filter_text: str) -> str:
-        """The plan of a filter: the seed's notation, then each HBase call with its rows."""
+        """The plan of a filter: the seed's notation, then each HBase call in values."""
         table = self.get_table(db_name, table_name)
         plan = self.plan(table, filter_text)
-        lines = [f"plan: {plan.render()}"]
-        if plan.collapsed:
-            lines.append(f"collapsed to one scan: {plan.collapsed}")
-        for call in planner.hbase_calls(plan, rowkey.table_prefix(db_name, table_name)):
-            if call.kind == "get":
-                lines.append(f"get {len(call.rows)} row(s): " + ", ".join(r.hex() for r in call.rows))
-            else:
-                lines.append(f"scan start={call.start.hex() or '-'} stop={call.stop.hex() or '-'}"
-                             f" filter={call.filter.decode('latin-1') if call.filter else '-'}")
-        lines.append("residual: the metastore re-checks the whole filter (LIKE cannot run in HBase)"
-                     if plan.residual else "residual: none (HBase returns exactly the matching partitions)")
-        return "\n".join(lines)
+        return explain.render(plan, planner.hbase_calls(plan, rowkey.table_prefix(db_name, table_name)))
 
-    def _filtered_rows(self, t, table, filter_text: str) -> list:
+    def _filtered_rows(self, t, table, filter_text: str) -> list[Record]:
         if not filter_text or not filter_text.strip():
-            return self._all_rows(t, table.dbName, table.tableName)
+            return [r for _, r in self._all_rows(t, table.dbName, table.tableName)]
         plan = self.plan(table, filter_text)
-        log.debug("partition filter plan", extra={"table": f"{table.dbName}.{table.tableName}",
-                                                  "filter": filter_text, "plan": plan.render()})
-        found: dict[bytes, dict] = {}
-        for call in planner.hbase_calls(plan, rowkey.table_prefix(table.dbName, table.tableName)):
+        calls = planner.hbase_calls(plan, rowkey.table_prefix(table.dbName, table.tableName))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("partition filter plan", extra={"table": f"{table.dbName}.{table.tableName}",
+                                                      "filter": filter_text, "plan": explain.render(plan, calls)})
+        found: dict[bytes, Record] = {}
+        for call in calls:
             if call.kind == "get":
-                found.update(t("parts").rows(list(call.rows)))
-            else:
-                found.update(self._scan(t("parts"), call.start, call.stop, call.filter))
-        rows = list(found.items())
-        if plan.residual:
-            predicate = compile_predicate(filter_text, [(k.name, k.type) for k in table.partitionKeys])
-            rows = [(k, d) for k, d in rows if predicate(_decode(api.Partition, d[OBJ]).values)]
-        return rows
+                found.update(self._part_rows(t("parts").rows(list(call.rows))))
+                continue
+            check = planner.residual_predicate(call, plan.generator.kinds)
+            for key, record in self._part_rows(self._scan(t("parts"), call.start, call.stop, call.filter)):
+                if check is None or check(_decode(api.Partition, record.blob).values):
+                    found[key] = record
+        return list(found.values())
 
     def get_partitions_by_filter(self, db_name: str, table_name: str, filter_text: str, max_parts: int = -1) -> list:
         def work(t):
@@ -603,13 +619,14 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             for part in parts:
                 values = self._check_values(table, part.values)
                 key, name = self._part_key(table, values), make_part_name(keys, values)
-                data = t("parts").row(key)
-                if not data:
+                record = Record.of(t("parts").row(key))
+                if record is None:
                     new = self._new_partition(table, name, values, part)
                     self._dirs(lambda tx: dirs.link(tx, new.sd.location, create=True, foreign_ok=not managed))
-                    self._put_partition(t, key, new, name)
+                    if not self._put(t, "parts", key, new, None, name):
+                        raise _changed(f"Partition {name} of {db_name}.{table_name}")
                     continue
-                old = self._partitions(t, [(key, data)])[0]
+                old = self._partitions(t, [record])[0]
                 updated = copy.copy(part)
                 updated.values, updated.dbName, updated.tableName = values, db_name, table_name
                 updated.createTime = old.createTime
@@ -619,8 +636,9 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                         location = updated.sd.location
                         self._dirs(lambda tx: dirs.link(tx, location, create=True, foreign_ok=not managed))
                     updated.sd.location = updated.sd.location or (old.sd.location if old.sd else None)
-                self._put_partition(t, key, updated, name)
-                self._release_sd(t, data.get(SD))
+                if not self._put(t, "parts", key, updated, record.raw, name):
+                    raise _changed(f"Partition {name} of {db_name}.{table_name}")
+                self._release_sd(t, record.sd)
         with self._writing(db_name, table_name):
             self._hb(work)
 
@@ -631,14 +649,15 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             old_values = self._check_values(table, values)
             new_values = self._check_values(table, new_part.values)
             old_key, new_key = self._part_key(table, old_values), self._part_key(table, new_values)
-            data = t("parts").row(old_key)
-            if not data:
+            record = Record.of(t("parts").row(old_key))
+            if record is None:
                 raise NoSuchObject(f"partition {make_part_name(keys, old_values)} of table {db_name}.{table_name}"
                                    " does not exist")
             new_name = make_part_name(keys, new_values)
-            if new_key != old_key and t("parts").row(new_key, columns=[NAME]):
-                raise AlreadyExists(f"Partition already exists: {db_name}.{table_name} {new_name}")
-            old = self._partitions(t, [(old_key, data)])[0]
+            exists = AlreadyExists(f"Partition already exists: {db_name}.{table_name} {new_name}")
+            if new_key != old_key and t("parts").row(new_key, columns=[OBJ]):
+                raise exists
+            old = self._partitions(t, [record])[0]
             part = copy.copy(new_part)
             part.values, part.dbName, part.tableName = new_values, db_name, table_name
             part.sd = copy.deepcopy(new_part.sd) if new_part.sd else copy.deepcopy(old.sd)
@@ -649,12 +668,15 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                         or part.sd.location == old_location:
                     part.sd.location = target
             part.sd.location = part.sd.location or old_location
-            self._put_partition(t, new_key, part, new_name)
+            if not self._put(t, "parts", new_key, part, None if new_key != old_key else record.raw, new_name):
+                if new_key != old_key:
+                    raise exists
+                raise _changed(f"Partition {new_name} of {db_name}.{table_name}")
             if new_key != old_key:
                 t("parts").delete(old_key)
                 self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
                                  new_name)
-            self._release_sd(t, data.get(SD))
+            self._release_sd(t, record.sd)
         with self._writing(db_name, table_name):
             self._hb(work)
 
@@ -667,17 +689,17 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             for values in values_list:
                 checked = self._check_values(table, values)
                 wanted[self._part_key(table, checked)] = make_part_name(keys, checked)
-            found = dict(t("parts").rows(list(wanted)))
+            found = dict(self._part_rows(t("parts").rows(list(wanted))))
             missing = [name for key, name in wanted.items() if key not in found]
             if missing and not if_exists:
                 raise NoSuchObject(f"partition {missing[0]} of table {db_name}.{table_name} does not exist")
-            dropped = self._partitions(t, list(found.items()))
+            dropped = self._partitions(t, list(found.values()))
             with t("parts").batch() as batch:
                 for key in found:
                     batch.delete(key)
-            for key, data in found.items():
-                self._delete_stats(t, db_name, table_name, data[NAME].decode())
-                self._release_sd(t, data.get(SD))
+            for record in found.values():
+                self._delete_stats(t, db_name, table_name, record.name)
+                self._release_sd(t, record.sd)
             if dirs is not None and is_managed(table.tableType):
                 table_location = table.sd.location if table.sd else None
 
@@ -704,12 +726,11 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         def work(t):
             self._database(t, function.dbName)
             key = _s(function.dbName) + _s(function.functionName)
-            if t("funcs").row(key, columns=[OBJ]):
-                raise AlreadyExists(f"Function {function.dbName}.{function.functionName} already exists")
             stored = copy.copy(function)
             stored.createTime = stored.createTime or _now()
             stored.catName = CATALOG
-            t("funcs").put(key, {OBJ: _encode(stored)})
+            if not records.check_and_put(t("funcs"), key, None, _encode(stored)):
+                raise AlreadyExists(f"Function {function.dbName}.{function.functionName} already exists")
         self._hb(work)
 
     def get_function(self, db_name: str, name: str):
@@ -729,18 +750,23 @@ class HBaseStore(LockOps, StoreBase, RawStore):
 
     def alter_function(self, db_name: str, name: str, function) -> None:
         def work(t):
-            old = self.get_function(db_name, name)
+            key = _s(db_name) + _s(name)
+            cell = t("funcs").row(key, columns=[OBJ]).get(OBJ)
+            if not cell:
+                raise NoSuchObject(f"Function {db_name}.{name} does not exist")
             new_key = _s(function.dbName or db_name) + _s(function.functionName or name)
-            if (function.dbName or db_name, function.functionName or name) != (db_name, name):
+            renamed = new_key != key
+            if renamed:
                 self._database(t, function.dbName)
-                if t("funcs").row(new_key, columns=[OBJ]):
-                    raise InvalidOperation(f"Function {function.dbName}.{function.functionName} already exists")
             stored = copy.copy(function)
-            stored.createTime = old.createTime
+            stored.createTime = _decode(api.Function, cell).createTime
             stored.catName = CATALOG
-            t("funcs").put(new_key, {OBJ: _encode(stored)})
-            if new_key != _s(db_name) + _s(name):
-                t("funcs").delete(_s(db_name) + _s(name))
+            if not records.check_and_put(t("funcs"), new_key, None if renamed else cell, _encode(stored)):
+                if renamed:
+                    raise InvalidOperation(f"Function {function.dbName}.{function.functionName} already exists")
+                raise _changed(f"Function {db_name}.{name}")
+            if renamed:
+                t("funcs").delete(key)
         self._hb(work)
 
     def drop_function(self, db_name: str, name: str) -> None:

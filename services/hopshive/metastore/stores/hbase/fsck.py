@@ -4,8 +4,11 @@ rows) can leave behind, found by reading every store table, and repaired on requ
 Findings (all repairable): ``orphan table`` (its database is gone), ``orphan partition``
 (its table is gone), ``orphan statistics`` (table or partition gone), ``orphan function``
 (database gone), ``descriptor count`` (an SD's reference counter differs from the rows, orphans not
-counted, that reference it; repaired by setting it), ``unused descriptor`` (no reference; deleted).
-Report only: ``missing descriptor`` (a row references an SD hash that is not stored).
+counted, that reference it; repaired by setting it), ``unused descriptor`` (no reference but
+a counter above 0 or content: a crash between two writes; deleted).  Report only:
+``missing descriptor`` (a row references an SD hash that is not stored).  Descriptors
+released in the normal way (counter 0, content emptied: ``records``) are not findings;
+``--repair`` deletes them too.
 
 With the namespace (``--config`` of a metastore instance): ``table without directory`` and
 ``partition without directory`` -- metadata whose directory in the HopsHive namespace was
@@ -23,13 +26,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import rowkey
+from .records import RECORD as OBJ, REFS, Record
 
-OBJ, SD, REFS, LOC = b"i:obj", b"i:sd", b"i:refs", b"i:loc"
 
-
-def _gone(namespace, locations, data: dict) -> bool:
+def _gone(namespace, locations, record: Record) -> bool:
     """Whether the row's location is in our namespace and its directory does not exist."""
-    uri = data.get(LOC, b"").decode()
+    uri = record.location
     if not uri:
         return False
     location = locations.parse(uri)
@@ -52,6 +54,7 @@ class Finding:
 @dataclass
 class HBaseReport:
     findings: list[Finding] = field(default_factory=list)
+    released: list[bytes] = field(default_factory=list)     # descriptors released normally
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(f.kind for f in self.findings))
@@ -78,27 +81,29 @@ def find(store, namespace=None, locations=None) -> HBaseReport:
         dbs = {k for k, _ in t("dbs").scan(filter=b"KeyOnlyFilter()")}
         tables, refs = {}, Counter()
         for key, data in t("tbls").scan():
+            record = Record.of(data)
             db_name, name = _strings(key, 2)
             if rowkey.encode_string(db_name) not in dbs:     # its partitions go with it
                 report.findings.append(Finding("orphan table", "tbls", key, f"{db_name}.{name}"))
                 continue
             tables[(db_name, name)] = key
-            refs[data.get(SD)] += 1
-            if namespace is not None and _gone(namespace, locations, data):
+            refs[record.sd] += 1
+            if namespace is not None and _gone(namespace, locations, record):
                 report.findings.append(Finding("table without directory", "tbls", key,
-                                               f"{db_name}.{name} {data[LOC].decode()}", target=(db_name, name)))
+                                               f"{db_name}.{name} {record.location}", target=(db_name, name)))
         part_names = set()
-        for key, data in t("parts").scan(columns=[OBJ, SD, LOC, b"i:name"]):
-            part = _decode(api.Partition, data[OBJ])
+        for key, data in t("parts").scan(columns=[OBJ]):
+            record = Record.of(data)
+            part = _decode(api.Partition, record.blob)
             if (part.dbName, part.tableName) not in tables:
                 report.findings.append(Finding("orphan partition", "parts", key,
-                                               f"{part.dbName}.{part.tableName} {data.get(b'i:name', b'').decode()}"))
+                                               f"{part.dbName}.{part.tableName} {record.name}"))
                 continue
-            part_names.add((part.dbName, part.tableName, data.get(b"i:name", b"").decode()))
-            refs[data.get(SD)] += 1
-            if namespace is not None and _gone(namespace, locations, data):
+            part_names.add((part.dbName, part.tableName, record.name))
+            refs[record.sd] += 1
+            if namespace is not None and _gone(namespace, locations, record):
                 report.findings.append(Finding("partition without directory", "parts", key,
-                                               f"{part.dbName}.{part.tableName} {data[LOC].decode()}",
+                                               f"{part.dbName}.{part.tableName} {record.location}",
                                                target=(part.dbName, part.tableName, tuple(part.values))))
         for key, _ in t("stats").scan(filter=b"KeyOnlyFilter()"):
             db_name, name, part = _strings(key, 3)
@@ -109,8 +114,11 @@ def find(store, namespace=None, locations=None) -> HBaseReport:
             if rowkey.encode_string(db_name) not in dbs:
                 report.findings.append(Finding("orphan function", "funcs", key, f"{db_name}.{name}"))
         stored = {}
-        for key, data in t("sds").scan(columns=[REFS]):
+        for key, data in t("sds").scan():
             stored[key] = int.from_bytes(data.get(REFS, b"\0" * 8), "big", signed=True)
+            if stored[key] == 0 and not data.get(OBJ) and not refs.get(key):
+                report.released.append(key)
+                del stored[key]
         for digest, count in refs.items():
             if digest and digest not in stored:
                 report.findings.append(Finding("missing descriptor", "sds", digest, f"{count} reference(s)",
@@ -150,5 +158,7 @@ def repair(store, report: HBaseReport) -> dict[str, int]:
             else:
                 t(finding.table).delete(finding.row)
             done[finding.kind] += 1
+        for digest in report.released:
+            t("sds").delete(digest)
     store._hb(work)
     return dict(done)
