@@ -805,7 +805,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
 
     def get_table_column_statistics(self, db_name: str, table_name: str, columns: Sequence[str]) -> list:
         def work(t):
-            self._table_data(t, db_name, table_name)
+            self._table_record(t, db_name, table_name)
             wanted = [b"c:" + c.lower().encode() for c in columns]
             data = t("stats").row(self._stats_key(db_name, table_name, None), columns=wanted) if wanted else {}
             return [_decode(api.ColumnStatisticsObj, data[c]) for c in wanted if c in data]
@@ -814,7 +814,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def get_partition_column_statistics(self, db_name: str, table_name: str, part_names: Sequence[str],
                                         columns: Sequence[str]) -> dict[str, list]:
         def work(t):
-            self._table_data(t, db_name, table_name)
+            self._table_record(t, db_name, table_name)
             wanted = [b"c:" + c.lower().encode() for c in columns]
             out = {}
             for name in dict.fromkeys(part_names):
