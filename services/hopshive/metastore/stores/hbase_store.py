@@ -34,11 +34,12 @@ transactions to its RDBMS TxnHandler.
 
 Consistency (HBase has no foreign keys and no transactions across rows): the directory side
 goes first on create (the directory exists before any metadata names it) and last on drop
-(metadata first, then the directory); within HBase, children are written after their
-parents and deleted before them (SD row before the partition that references it; a table's
-partitions and statistics before the table row).  A crash in between leaves only
-unreferenced rows (an SD with a stale count, statistics or partitions of a table row that
-is gone) or a directory without metadata -- never metadata naming a missing parent;
+(metadata first, then the directory).  Within HBase an SD is counted before the row that
+references it and released after; a table row is written before its partitions, and a drop
+deletes the table row first, then its partitions and statistics (a partition writer checks
+its table after writing and takes its rows back if the table went: ``_attached``).  A crash
+in between leaves only rows nothing reaches (an SD with a stale count, statistics or
+partitions of a table that is gone) or a directory without metadata;
 ``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes those rows.
 Directories deleted behind the metastore's back (no inode foreign key here) are not
 followed yet: see the README.
@@ -176,8 +177,8 @@ class HBaseStore(LockOps, StoreBase, RawStore):
 
     @contextlib.contextmanager
     def _writing(self, db_name: str, table_name: str):
-        """Writers of one table in this process take turns (HBase has no row locks across
-        rows; other processes and instances are not serialised -- see the module doc)."""
+        """Writers of one table in this process take turns; instances race, and checkAndPut
+        decides (see the module doc)."""
         with self._table_locks[(db_name, table_name)]:
             yield
 
@@ -409,6 +410,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         def work(t):
             record = self._table_record(t, db_name, name)
             table = self._tables(t, [record])[0]
+            t("tbls").delete(_s(db_name) + _s(name))     # first: see _attached
             parts = [(key, Record.of(data)) for key, data in self._scan(t("parts"), *self._part_range(db_name, name))]
             with t("parts").batch() as batch:
                 for key, _ in parts:
@@ -418,7 +420,6 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 for key, _ in self._scan(t("stats"), stats_prefix, rowkey.prefix_successor(stats_prefix),
                                          columns=[b"c"]):
                     batch.delete(key)
-            t("tbls").delete(_s(db_name) + _s(name))
             for _, part_record in parts:
                 self._release_sd(t, part_record.sd)
             self._release_sd(t, record.sd)
@@ -494,9 +495,23 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                         self._release_sd(t, Record.of(t("parts").row(made)).sd)
                         t("parts").delete(made)
                     raise AlreadyExists(f"Partition already exists: {db_name}.{table_name} {name}")
+            self._attached(t, db_name, table_name, [key for key, _ in added])
             return [p for _, p in added]
         with self._writing(db_name, table_name):
             return self._hb(work)
+
+    def _attached(self, t, db_name: str, table_name: str, keys) -> None:
+        """After creating partition rows: if their table was dropped meanwhile, take them
+        back.  A drop deletes the table row before it scans the partitions, so either the drop
+        sees ours or we see the table gone -- no partition outlives its table."""
+        if not keys or t("tbls").row(_s(db_name) + _s(table_name), columns=[OBJ]):
+            return
+        for key in keys:
+            record = Record.of(t("parts").row(key))
+            if record is not None:
+                t("parts").delete(key)
+                self._release_sd(t, record.sd)
+        raise NoSuchObject(f"Table {db_name}.{table_name} was dropped meanwhile")
 
     @staticmethod
     def _new_partition(table, name: str, values: list, part):
@@ -616,6 +631,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             table = self._table(t, db_name, table_name)
             keys = [k.name for k in table.partitionKeys or []]
             managed = is_managed(table.tableType)
+            created = []
             for part in parts:
                 values = self._check_values(table, part.values)
                 key, name = self._part_key(table, values), make_part_name(keys, values)
@@ -625,6 +641,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                     self._dirs(lambda tx: dirs.link(tx, new.sd.location, create=True, foreign_ok=not managed))
                     if not self._put(t, "parts", key, new, None, name):
                         raise _changed(f"Partition {name} of {db_name}.{table_name}")
+                    created.append(key)
                     continue
                 old = self._partitions(t, [record])[0]
                 updated = copy.copy(part)
@@ -639,6 +656,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 if not self._put(t, "parts", key, updated, record.raw, name):
                     raise _changed(f"Partition {name} of {db_name}.{table_name}")
                 self._release_sd(t, record.sd)
+            self._attached(t, db_name, table_name, created)
         with self._writing(db_name, table_name):
             self._hb(work)
 
@@ -676,6 +694,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
                 t("parts").delete(old_key)
                 self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
                                  new_name)
+                self._attached(t, db_name, table_name, [new_key])
             self._release_sd(t, record.sd)
         with self._writing(db_name, table_name):
             self._hb(work)
