@@ -59,7 +59,7 @@ import copy
 import logging
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Mapping, Sequence
 
 import happybase
@@ -192,11 +192,12 @@ class HBaseStore(LockOps, StoreBase, RawStore):
 
     # ---------------------------------------------------------------------- SDs
     @staticmethod
-    def _put_sd(t, sd) -> tuple[bytes, str | None]:
-        """Store the shared part of ``sd`` (count one more reference); returns (hash, location)."""
+    def _shared(sd) -> tuple[bytes, str | None]:
+        """The part of ``sd`` that is shared by content (all but the location), encoded, and
+        the location."""
         shared = copy.deepcopy(sd) if sd is not None else api.StorageDescriptor()
         location, shared.location = shared.location, None
-        return records.acquire(t("sds"), _encode(shared)), location
+        return _encode(shared), location
 
     @staticmethod
     def _release_sd(t, digest: bytes | None) -> None:
@@ -217,11 +218,17 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             obj.sd.location = record.location or None
         return obj
 
-    def _put(self, t, table: str, key: bytes, obj, expected: bytes | None, name: str = "") -> bool:
-        """Write a table or partition record with its SD counted: only if the row still holds
-        ``expected`` (None: is absent).  False (nothing changed) if it does not."""
+    def _put(self, t, table: str, key: bytes, obj, expected: bytes | None, name: str = "",
+             acquired: tuple[bytes, str | None] | None = None) -> bool:
+        """Write a table or partition record with its SD counted (``acquired``: the caller
+        counted it already -- (hash, location)): only if the row still holds ``expected``
+        (None: is absent).  False if it does not; then nothing changed and the count is
+        given back."""
         stored = copy.copy(obj)
-        digest, location = self._put_sd(t, obj.sd)
+        if acquired is None:
+            blob, location = self._shared(obj.sd)
+            acquired = records.acquire(t("sds"), blob), location
+        digest, location = acquired
         stored.sd, stored.catName = None, CATALOG
         if table == "tbls":
             stored.temporary = False
@@ -472,12 +479,12 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         def work(t):
             table = self._table(t, db_name, table_name)
             names = [k.name for k in table.partitionKeys or []]
+            wanted = [(self._part_key(table, values), make_part_name(names, values), values, part)
+                      for part in parts for values in [self._check_values(table, part.values)]]
+            existing = {key for key, _ in t("parts").rows([w[0] for w in wanted], columns=[OBJ])} if wanted else set()
             new, seen = [], set()
-            for part in parts:
-                values = self._check_values(table, part.values)
-                key = self._part_key(table, values)
-                name = make_part_name(names, values)
-                if key in seen or t("parts").row(key, columns=[OBJ]):
+            for key, name, values, part in wanted:
+                if key in seen or key in existing:
                     if if_not_exists:
                         continue
                     raise AlreadyExists(f"Partition already exists: {db_name}.{table_name} {name}")
@@ -486,9 +493,12 @@ class HBaseStore(LockOps, StoreBase, RawStore):
             managed = is_managed(table.tableType)
             self._dirs(lambda tx: [dirs.link(tx, p.sd.location, create=True, foreign_ok=not managed)
                                    for _, _, p in new])
+            shared = [self._shared(p.sd) for _, _, p in new]
+            digests = {blob: records.acquire(t("sds"), blob, count)     # one increment per descriptor
+                       for blob, count in Counter(blob for blob, _ in shared).items()}
             added = []
-            for key, name, part in new:
-                if self._put(t, "parts", key, part, None, name):
+            for (key, name, part), (blob, location) in zip(new, shared):
+                if self._put(t, "parts", key, part, None, name, (digests[blob], location)):
                     added.append((key, part))
                 elif not if_not_exists:     # another instance added it meanwhile: undo ours
                     for made, _ in added:

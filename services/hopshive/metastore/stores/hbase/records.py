@@ -71,10 +71,10 @@ def check_and_put(table, row: bytes, expected: bytes | None, value: bytes, colum
     return table.connection.client.checkAndPut(table.name, row, checked or column, expected, mutation, {})
 
 
-def acquire(sds, blob: bytes) -> bytes:
-    """Count one more reference to the descriptor ``blob``; returns its hash."""
+def acquire(sds, blob: bytes, count: int = 1) -> bytes:
+    """Count ``count`` more references to the descriptor ``blob``; returns its hash."""
     digest = hashlib.sha256(blob).digest()
-    sds.counter_inc(digest, REFS)
+    sds.counter_inc(digest, REFS, count)
     sds.put(digest, {RECORD: blob})       # idempotent: the content of a hash never changes
     return digest
 
