@@ -85,6 +85,7 @@ from .mysql.tables import is_managed
 log = logging.getLogger("hopshive.metastore.hbase")
 
 TABLES = {"dbs": "i", "tbls": "i", "parts": "i", "sds": "i", "funcs": "i", "stats": "c"}
+SD_CACHE = 4096
 _PROTOCOL = TBinaryProtocol.TBinaryProtocolAcceleratedFactory()
 
 
@@ -127,6 +128,7 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         self.names = {t: (self.config["table_prefix"] + t).encode() for t in TABLES}
         self._table_locks: defaultdict = defaultdict(threading.RLock)
         self._last_used: dict[int, float] = {}   # id(pooled connection) -> when its last work ended
+        self._sd_cache: dict[bytes, object] = {}
         with self.pool.connection() as conn:
             existing = set(conn.tables())
             for table, family in TABLES.items():
@@ -203,10 +205,17 @@ class HBaseStore(LockOps, StoreBase, RawStore):
     def _release_sd(t, digest: bytes | None) -> None:
         records.release(t("sds"), digest)
 
-    @staticmethod
-    def _load_sds(t, digests) -> dict[bytes, object]:
-        """hash -> the shared StorageDescriptor, decoded once per call."""
-        return {d: _decode(api.StorageDescriptor, blob) for d, blob in records.load(t("sds"), digests).items()}
+    def _load_sds(self, t, digests) -> dict[bytes, object]:
+        """hash -> the shared StorageDescriptor.  A hash names one content for ever, so
+        decoded descriptors are kept (up to SD_CACHE) and read from HBase once."""
+        wanted = set(digests)
+        missing = [d for d in wanted if d and d not in self._sd_cache]
+        if missing:
+            if len(self._sd_cache) > SD_CACHE:
+                self._sd_cache.clear()
+            for digest, blob in records.load(t("sds"), missing).items():
+                self._sd_cache[digest] = _decode(api.StorageDescriptor, blob)
+        return {d: self._sd_cache[d] for d in wanted if d in self._sd_cache}
 
     @staticmethod
     def _with_sd(obj, shared: dict, record: Record):
@@ -581,26 +590,25 @@ class HBaseStore(LockOps, StoreBase, RawStore):
         return [make_part_name([k.name for k in self.get_table(db_name, table_name).partitionKeys], p.values)
                 for p in self.get_partitions(db_name, table_name, max_parts, partial_values)]
 
-    def plan(self, table, filter_text: str) -> planner.Plan:
-        keys = [(k.name, k.type) for k in table.partitionKeys or []]
+    @staticmethod
+    def plan(table, filter_text: str) -> tuple[planner.Plan, tuple]:
+        """The planner's plan of ``filter_text`` for ``table`` and the HBase calls that run it."""
+        keys = tuple((k.name, k.type) for k in table.partitionKeys or [])
         if not keys:
             raise InvalidInput(f"table {table.dbName}.{table.tableName} is not partitioned: no filter applies")
         try:
-            return planner.plan_filter(filter_text, keys)
+            return planner.plan_calls(filter_text, keys, rowkey.table_prefix(table.dbName, table.tableName))
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
 
     def explain(self, db_name: str, table_name: str, filter_text: str) -> str:
         """The plan of a filter: the seed's notation, then each HBase call in values."""
-        table = self.get_table(db_name, table_name)
-        plan = self.plan(table, filter_text)
-        return explain.render(plan, planner.hbase_calls(plan, rowkey.table_prefix(db_name, table_name)))
+        return explain.render(*self.plan(self.get_table(db_name, table_name), filter_text))
 
     def _filtered_rows(self, t, table, filter_text: str) -> list[Record]:
         if not filter_text or not filter_text.strip():
             return [r for _, r in self._all_rows(t, table.dbName, table.tableName)]
-        plan = self.plan(table, filter_text)
-        calls = planner.hbase_calls(plan, rowkey.table_prefix(table.dbName, table.tableName))
+        plan, calls = self.plan(table, filter_text)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("partition filter plan", extra={"table": f"{table.dbName}.{table.tableName}",
                                                       "filter": filter_text, "plan": explain.render(plan, calls)})

@@ -49,7 +49,7 @@ def _scan(plan: Plan, call: HBaseCall) -> list[str]:
     return lines
 
 
-def render(plan: Plan, calls: list[HBaseCall]) -> str:
+def render(plan: Plan, calls) -> str:
     lines = [f"plan: {plan.render()}"]
     if plan.collapsed:
         lines.append(f"collapsed to one scan: {plan.collapsed}")

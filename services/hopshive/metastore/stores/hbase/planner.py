@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 from ...filter import ast
@@ -506,6 +506,18 @@ def residual_predicate(call: HBaseCall, kinds: Sequence[KeyType]) -> Predicate |
 
 
 def plan_filter(text: str, keys: Sequence[tuple[str, str]]) -> Plan:
-    """Parse, type and plan a Hive filter for a table with these (name, type) keys.
-    Raises: FilterError."""
+    """Parse, type and plan a Hive filter for a table with these (name, type) keys (plans
+    are kept: Spark sends the same filters again and again).  Raises: FilterError."""
+    return _plan(text, tuple((name, hive_type) for name, hive_type in keys))
+
+
+@lru_cache(maxsize=512)
+def _plan(text: str, keys: tuple) -> Plan:
     return PartitionFilterGenerator(keys).generate(bind(parse(text), keys))
+
+
+@lru_cache(maxsize=512)
+def plan_calls(text: str, keys: tuple, prefix: bytes) -> tuple[Plan, tuple[HBaseCall, ...]]:
+    """``plan_filter`` and its ``hbase_calls`` for the table whose keys start with ``prefix``."""
+    plan = _plan(text, keys)
+    return plan, tuple(hbase_calls(plan, prefix))
