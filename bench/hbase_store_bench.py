@@ -206,7 +206,8 @@ def report(args, servers, hbase_rows: HBaseRows, mariadb_rows: MariaDBRows) -> i
                   f"{'' if ok else ' WRONG'} | {scanned} | {hbase_ms:.1f} ms | {engine} | {mysql_ms:.1f} ms | "
                   f"{total} | {naive_ms:.0f} ms | {hbase_range(servers['hbase'].store, text)} |")
             if name != "LIKE":
-                goals.append(f"{name}: scanned {scanned} <= 2 x {returned}: {'met' if scanned <= 2 * returned else 'MISSED'}")
+                verdict = "met" if scanned <= 2 * returned else "MISSED"
+                goals.append(f"{name}: scanned {scanned} <= 2 x {returned}: {verdict}")
             if name == "point":
                 goals.append(f"point: HBase {hbase_ms:.1f} ms vs MariaDB {mysql_ms:.1f} ms: "
                              f"{'met' if hbase_ms <= mysql_ms else 'MISSED'}")

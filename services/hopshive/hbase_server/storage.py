@@ -20,7 +20,6 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator
 
 import lmdb
 
