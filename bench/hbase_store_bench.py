@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 from hopshive.core.db import Database  # noqa: E402
 from hopshive.metastore.api import api  # noqa: E402
 from hopshive.metastore.filter import compile_predicate  # noqa: E402
-from hopshive.metastore.stores.hbase import planner, rowkey  # noqa: E402
-from hopshive.metastore.stores.hbase_store import _decode  # noqa: E402
+from hopshive.metastore.stores.hbase import calls as plan_calls, rowkey  # noqa: E402
+from hopshive.metastore.stores.hbase.records import decode  # noqa: E402
 from tests.support.hbase import HBaseServerProcess  # noqa: E402
 from tests.support.hms import partition, table  # noqa: E402
 from tests.support.mariadb import MariaDBServer  # noqa: E402
@@ -72,7 +72,7 @@ def cases(count: int) -> dict[str, str]:
 
 def load(port: int, count: int) -> float:
     started = time.perf_counter()
-    with thrift_client(port, user="hive") as hms:
+    with thrift_client(port, user="hive", timeout=600.0) as hms:
         hms.create_table(table("default", "bench", parts=[f"{k} {t}" for k, t in KEYS]))
         made = hms.get_table("default", "bench")
         batch = []
@@ -80,7 +80,7 @@ def load(port: int, count: int) -> float:
             for s in range(strings(count)):
                 for n in range(NUMBERS):
                     batch.append(partition(made, [str(y), f"s{s:04d}", str(n)]))
-                    if len(batch) == 1000:
+                    if len(batch) == 500:
                         hms.add_partitions(batch)
                         batch = []
         if batch:
@@ -135,12 +135,12 @@ def naive(store, text: str) -> list:
 
     def work(t):
         rows = store._all_rows(t, "default", "bench")
-        return [r for _, r in rows if predicate(_decode(api.Partition, r.blob).values)]
+        return [r for _, r in rows if predicate(decode(api.Partition, r.blob).values)]
     return store._hb(work)
 
 
 def calls(text: str) -> tuple:
-    return planner.plan_calls(text, KEYS, rowkey.table_prefix("default", "bench"))[1]
+    return plan_calls.plan_calls(text, KEYS, rowkey.table_prefix("default", "bench"))[1]
 
 
 def hbase_range(store, text: str) -> int:
@@ -187,8 +187,8 @@ def report(args, servers, hbase_rows: HBaseRows, mariadb_rows: MariaDBRows) -> i
           "MariaDB store p50 | naive scanned | naive p50 | an Apache HBase would read |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     wrong, goals = False, []
-    with thrift_client(servers["hbase"].port, user="hive") as hb, thrift_client(servers["mysql"].port,
-                                                                               user="hive") as my:
+    with thrift_client(servers["hbase"].port, user="hive", timeout=600.0) as hb, \
+            thrift_client(servers["mysql"].port, user="hive", timeout=600.0) as my:
         for name, text in cases(args.partitions).items():
             predicate = compile_predicate(text, list(KEYS))
             fetch = {"hbase": lambda: hb.get_partitions_by_filter("default", "bench", text, -1),

@@ -101,7 +101,7 @@ def test_fsck_finds_and_repairs_what_a_crash_leaves(metastore, sales, hbase_serv
     from hopshive.metastore.api import api
     from hopshive.metastore.stores.hbase import rowkey
     from hopshive.metastore.stores.hbase.records import Record
-    from hopshive.metastore.stores.hbase_store import _decode, _encode
+    from hopshive.metastore.stores.hbase.records import decode as _decode, encode as _encode
 
     prefix = metastore.config["hbase"]["table_prefix"]
     conn = happybase.Connection("127.0.0.1", hbase_server.port)

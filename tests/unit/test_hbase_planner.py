@@ -10,7 +10,8 @@ import pytest
 
 from hopshive.hbase_server.filters import BUILDERS, parse_filter
 from hopshive.metastore.filter import FilterError
-from hopshive.metastore.stores.hbase.planner import hbase_calls, plan_filter
+from hopshive.metastore.stores.hbase.calls import hbase_calls
+from hopshive.metastore.stores.hbase.planner import plan_filter
 
 ONE = [("p1", "int")]
 TWO = [("p1", "int"), ("c1", "int")]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 
 from . import rowkey
-from .planner import HBaseCall, Plan, residual_leaves
+from .calls import HBaseCall
+from .planner import Plan, residual_leaves
 
 
 def _get(plan: Plan, row: bytes) -> str:

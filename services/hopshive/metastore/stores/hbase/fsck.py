@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import rowkey
-from .records import RECORD as OBJ, REFS, Record
+from .records import RECORD as OBJ, REFS, Record, decode
 
 
 def _gone(namespace, locations, record: Record) -> bool:
@@ -72,7 +72,6 @@ def _strings(key: bytes, count: int) -> list[str]:
 def find(store, namespace=None, locations=None) -> HBaseReport:
     """Read every table of ``store`` (an HBaseStore) and report what is inconsistent; with
     ``namespace`` and ``locations`` (the metastore's) also metadata whose directory is gone."""
-    from ..hbase_store import _decode
     from ...api import api
 
     report = HBaseReport()
@@ -94,7 +93,7 @@ def find(store, namespace=None, locations=None) -> HBaseReport:
         part_names = set()
         for key, data in t("parts").scan(columns=[OBJ]):
             record = Record.of(data)
-            part = _decode(api.Partition, record.blob)
+            part = decode(api.Partition, record.blob)
             if (part.dbName, part.tableName) not in tables:
                 report.findings.append(Finding("orphan partition", "parts", key,
                                                f"{part.dbName}.{part.tableName} {record.name}"))
