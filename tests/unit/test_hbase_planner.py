@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from hopshive.hbase_server.filters import BUILDERS, parse_filter
+from hopshive.hbase_server.filterparse import BUILDERS, parse_filter
 from hopshive.metastore.filter import FilterError
 from hopshive.metastore.stores.hbase.calls import hbase_calls
 from hopshive.metastore.stores.hbase.planner import plan_filter

@@ -1,10 +1,7 @@
 """HBase's filter language (``Scan.setFilter(new ParseFilter().parseFilterString(...))``,
-the ``filterString`` of Thrift scans), parsed with lark and evaluated row by row.
-
-Grammar (HBase's ParseFilter): ``Name(arg, ...)`` where an argument is a quoted byte string
-(``'it''s'``), an integer, ``true``/``false`` or a comparison operator; ``SKIP f`` and
-``WHILE f`` bind tightest, then ``AND``, then ``OR`` (upper case, as HBase reads them);
-parentheses group.  Comparators are ``type:value`` strings (lower-case type, as HBase):
+the ``filterString`` of Thrift scans): comparators and filters, evaluated row by row
+(``filterparse`` reads the strings).  Comparators are ``type:value`` strings (lower-case
+type, as HBase):
 
 * ``binary`` and ``binaryprefix``: byte comparison of the row/cell (its first
   ``len(value)`` bytes) with ``value``;
@@ -40,40 +37,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import LarkError, VisitError
-
 from ..core.javaregex import PatternError, parse as parse_regex, render
 from .exceptions import FilterError
 from .regexseek import NO_MORE, NotSeekable, Seeker
 
 MAX_REGEX = 1 << 16
 
-GRAMMAR = r"""
-?start: or_expr
-?or_expr: and_expr
-        | or_expr "OR" and_expr             -> or_
-?and_expr: unary
-         | and_expr "AND" unary             -> and_
-?unary: "SKIP" unary                       -> skip
-      | "WHILE" unary                      -> while_
-      | "(" or_expr ")"
-      | call
-call: NAME "(" [arg ("," arg)*] ")"
-?arg: STRING -> string
-    | INT -> integer
-    | BOOL -> boolean
-    | OP -> op
-BOOL.2: /true|false/i
-NAME: /[A-Za-z_][A-Za-z0-9_]*/
-STRING: /'(?:[^']|'')*'/s
-INT: /-?[0-9]+/
-OP: "<=" | ">=" | "!=" | "=" | "<" | ">"
-%import common.WS
-%ignore WS
-"""
-
-_PARSER = Lark(GRAMMAR, parser="lalr", maybe_placeholders=False)
 
 # A row as filters see it: its key and its cells, (column, timestamp, value) in column order.
 Cell = tuple[bytes, int, bytes]
@@ -135,7 +104,7 @@ class Comparator:
         return found if op == "=" else not found
 
 
-def _check_op(op: str, comparator: Comparator, name: str) -> None:
+def check_op(op: str, comparator: Comparator, name: str) -> None:
     if comparator.kind in ("regexstring", "substring") and op not in ("=", "!="):
         raise FilterError(f"{name}: {comparator.kind} only supports = and != (got {op})")
 
@@ -209,11 +178,11 @@ class CellFilter(Filter):
         return Result(bool(kept), kept)
 
 
-def _family(cell: Cell) -> bytes:
+def cell_family(cell: Cell) -> bytes:
     return cell[0].partition(b":")[0]
 
 
-def _qualifier(cell: Cell) -> bytes:
+def cell_qualifier(cell: Cell) -> bytes:
     return cell[0].partition(b":")[2]
 
 
@@ -263,7 +232,7 @@ class ColumnPrefixFilter(Filter):
     prefixes: tuple[bytes, ...]
 
     def apply(self, row, cells):
-        kept = [c for c in cells if _qualifier(c).startswith(self.prefixes)]
+        kept = [c for c in cells if cell_qualifier(c).startswith(self.prefixes)]
         return Result(bool(kept), kept)
 
 
@@ -351,174 +320,3 @@ class While(Filter):
             if not result.keep or not result.cells:
                 return Result(False, [], stop=True)
         return Result(True, cells)
-
-
-# ----------------------------------------------------------------------- parser
-def _unquote(token: str) -> bytes:
-    return token[1:-1].replace("''", "'").encode("latin-1")
-
-
-class _Args:
-    """The argument list of one filter call, checked as it is consumed."""
-
-    def __init__(self, name: str, args: list):
-        self.name, self.args, self.pos = name, args, 0
-
-    def _next(self, kind: str):
-        if self.pos >= len(self.args):
-            raise FilterError(f"{self.name}: missing argument {self.pos + 1} ({kind})")
-        got_kind, value = self.args[self.pos]
-        if got_kind != kind:
-            raise FilterError(f"{self.name}: argument {self.pos + 1} must be {kind}, got {got_kind} {value!r}")
-        self.pos += 1
-        return value
-
-    def string(self) -> bytes:
-        return self._next("string")
-
-    def integer(self, low: int = 0) -> int:
-        value = self._next("integer")
-        if value < low:
-            raise FilterError(f"{self.name}: argument {self.pos} must be >= {low}")
-        return value
-
-    def boolean(self) -> bool:
-        return self._next("boolean")
-
-    def op(self) -> str:
-        return self._next("operator")
-
-    def comparator(self, op: str) -> Comparator:
-        comparator = Comparator.parse(self.string())
-        _check_op(op, comparator, self.name)
-        return comparator
-
-    def remaining(self) -> int:
-        return len(self.args) - self.pos
-
-    def done(self) -> None:
-        if self.pos != len(self.args):
-            raise FilterError(f"{self.name}: takes {self.pos} arguments, got {len(self.args)}")
-
-
-def _compare(args: _Args, factory) -> Filter:
-    op = args.op()
-    return factory(op, args.comparator(op))
-
-
-def _scvf(args: _Args, exclude: bool) -> Filter:
-    family, qualifier, op = args.string(), args.string(), args.op()
-    comparator = args.comparator(op)
-    filter_if_missing, latest = False, True
-    if args.remaining():
-        filter_if_missing, latest = args.boolean(), args.boolean()
-    return SingleColumnValueFilter(family, qualifier, op, comparator, filter_if_missing, latest, exclude)
-
-
-def _multiple_prefixes(args: _Args) -> Filter:
-    prefixes = []
-    while args.remaining():
-        prefixes.append(args.string())
-    if not prefixes:
-        raise FilterError("MultipleColumnPrefixFilter: needs at least one prefix")
-    return ColumnPrefixFilter(tuple(prefixes))
-
-
-def _timestamps(args: _Args) -> Filter:
-    stamps = []
-    while args.remaining():
-        stamps.append(args.integer())
-    return TimestampsFilter(frozenset(stamps))
-
-
-BUILDERS: dict[str, Callable[[_Args], Filter]] = {
-    "RowFilter": lambda a: _compare(a, RowFilter),
-    "FamilyFilter": lambda a: _compare(a, lambda op, c: CellFilter(op, c, _family)),
-    "QualifierFilter": lambda a: _compare(a, lambda op, c: CellFilter(op, c, _qualifier)),
-    "ValueFilter": lambda a: _compare(a, lambda op, c: CellFilter(op, c, lambda cell: cell[2])),
-    "PrefixFilter": lambda a: PrefixFilter(a.string()),
-    "SingleColumnValueFilter": lambda a: _scvf(a, False),
-    "SingleColumnValueExcludeFilter": lambda a: _scvf(a, True),
-    "KeyOnlyFilter": lambda a: KeyOnlyFilter(),
-    "FirstKeyOnlyFilter": lambda a: FirstKeyOnlyFilter(),
-    "PageFilter": lambda a: PageFilter(a.integer()),
-    "ColumnPrefixFilter": lambda a: ColumnPrefixFilter((a.string(),)),
-    "MultipleColumnPrefixFilter": _multiple_prefixes,
-    "ColumnCountGetFilter": lambda a: ColumnCountGetFilter(a.integer()),
-    "InclusiveStopFilter": lambda a: InclusiveStopFilter(a.string()),
-    "TimestampsFilter": _timestamps,
-}
-NOT_IMPLEMENTED = ("ColumnPaginationFilter", "ColumnRangeFilter", "DependentColumnFilter", "ColumnValueFilter")
-
-
-@v_args(inline=True)
-class _Build(Transformer):
-    def string(self, token: Token):
-        return ("string", _unquote(str(token)))
-
-    def integer(self, token: Token):
-        return ("integer", int(token))
-
-    def boolean(self, token: Token):
-        return ("boolean", str(token).lower() == "true")
-
-    def op(self, token: Token):
-        return ("operator", str(token))
-
-    def call(self, name: Token, *args):
-        builder = BUILDERS.get(str(name))
-        if str(name) in NOT_IMPLEMENTED:
-            raise FilterError(f"{name} is an HBase filter this server does not implement")
-        if builder is None:
-            raise FilterError(f"unknown filter {str(name)!r} (known: {', '.join(sorted(BUILDERS))})")
-        arguments = _Args(str(name), list(args))
-        built = builder(arguments)
-        arguments.done()
-        return built
-
-    def and_(self, left, right):
-        return And((left.parts if isinstance(left, And) else [left]) + [right])
-
-    def or_(self, left, right):
-        return Or((left.parts if isinstance(left, Or) else [left]) + [right])
-
-    def skip(self, inner):
-        return Skip(inner)
-
-    def while_(self, inner):
-        return While(inner)
-
-
-def _orient(node: Filter, reverse: bool) -> Filter:
-    """Tell the filters whose stop and seek depend on it which way the scan runs."""
-    if hasattr(node, "reverse"):
-        node.reverse = reverse
-    for child in getattr(node, "parts", ()):
-        _orient(child, reverse)
-    if isinstance(node, (Skip, While)):
-        _orient(node.inner, reverse)
-    return node
-
-
-def parse_filter(text: bytes | str, reverse: bool = False) -> Filter:
-    """A filter string -> a fresh Filter (stateful filters such as PageFilter count per scan)
-    for a scan in key order (``reverse``: backwards).
-
-    Raises:
-        FilterError: syntax error (with line and column), unknown filter or comparator,
-            wrong arguments.
-    """
-    if isinstance(text, bytes):
-        text = text.decode("latin-1")
-    if not text.strip():
-        raise FilterError("empty filter string")
-    try:
-        tree = _PARSER.parse(text)
-        return _orient(_Build().transform(tree), reverse)
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, FilterError):
-            raise exc.orig_exc from None
-        raise FilterError(f"bad filter: {exc.orig_exc}") from None
-    except LarkError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise FilterError(f"filter string does not parse: {first}") from None

@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass, field
 
 from .exceptions import IllegalArgument, NoSuchScanner
-from .filters import Cell, Filter, parse_filter
+from .filterparse import parse_filter
+from .filters import Cell, Filter
 from .storage import Cells, Family, Mutation, Storage, split_column
 
 log = logging.getLogger("hopshive.hbase")
