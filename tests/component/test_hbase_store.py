@@ -138,3 +138,17 @@ def test_fsck_finds_and_repairs_what_a_crash_leaves(metastore, sales, hbase_serv
     assert len(metastore.store.get_partitions("default", "sales")) == 11
     assert struct.unpack(">q", happybase.Connection("127.0.0.1", hbase_server.port).table(f"{prefix}sds")
                          .row(digest)[b"i:refs"])[0] == 12
+
+
+def test_tables_of_another_row_format_are_refused(hbase_server, db):
+    """Tables a metastore of the old row format wrote (no format mark, a table row) are not
+    read as garbage: the store refuses to open on them, naming the way out."""
+    from hopshive.metastore.exceptions import MetastoreError
+    from hopshive.metastore.stores.hbase_store import HBaseStore
+
+    conn = happybase.Connection("127.0.0.1", hbase_server.port)
+    conn.create_table("oldfmt_tbls", {"i": dict(max_versions=1)})
+    conn.table("oldfmt_tbls").put(b"default\x00\x00t\x00\x00", {b"i:obj": b"\x0c\x00", b"i:sd": b"x"})
+    conn.close()
+    with pytest.raises(MetastoreError, match="row format 1, this metastore writes format 2"):
+        HBaseStore(db, {"port": hbase_server.port, "table_prefix": "oldfmt_"})

@@ -20,6 +20,7 @@ HBase table     row key                          columns
                                                  counter (64-bit)
 ``funcs``       ``<db><function>``               ``i:obj`` Function
 ``stats``       ``<db><table><partition or ''>`` ``c:<column>`` ColumnStatisticsObj per column
+``meta``        ``format``                       ``i:format`` the row format of these tables
 ==============  ===============================  ==========================================
 
 Storage descriptors are deduplicated by content (Hive's HBaseStore idea): the SD without its
@@ -83,7 +84,8 @@ from .mysql.tables import is_managed
 
 log = logging.getLogger("hopshive.metastore.hbase")
 
-TABLES = {"dbs": "i", "tbls": "i", "parts": "i", "sds": "i", "funcs": "i", "stats": "c"}
+TABLES = {"dbs": "i", "tbls": "i", "parts": "i", "sds": "i", "funcs": "i", "stats": "c", "meta": "i"}
+FORMAT, FORMAT_CELL = b"2", b"i:format"      # 2: UTF-8 partition keys, one-cell records
 SD_CACHE = 4096
 
 
@@ -109,6 +111,21 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
                     except Exception as exc:  # noqa: BLE001 -- created concurrently by another worker
                         if self.names[table] not in conn.tables():
                             raise MetastoreError(f"cannot create HBase table {self.names[table]!r}: {exc}") from exc
+            self._check_format(conn)
+
+    def _check_format(self, conn) -> None:
+        """Refuse tables written in another row format (their keys and records would read as
+        garbage); new tables get this one's mark."""
+        meta = conn.table(self.names["meta"])
+        found = meta.row(b"format").get(FORMAT_CELL)
+        if found is None and not any(True for _ in conn.table(self.names["tbls"]).scan(limit=1)):
+            records.check_and_put(meta, b"format", None, FORMAT, column=FORMAT_CELL)
+            found = meta.row(b"format").get(FORMAT_CELL)
+        if found != FORMAT:
+            raise MetastoreError(
+                f"the HBase tables {self.config['table_prefix']}* hold rows of row format "
+                f"{(found or b'1').decode()}, this metastore writes format {FORMAT.decode()}: move them aside "
+                "(or, holding nothing to keep, delete them) and start again")
 
     @classmethod
     def open(cls, db: Database, config: Mapping) -> "HBaseStore":
