@@ -147,11 +147,12 @@ def test_pyiceberg_hive_catalog(hbase_metastores, scratch, targets, tmp_path):
         catalog.create_namespace(namespace, {"location": f"file://{tmp_path}/{namespace}.db"})
         created = catalog.create_table(f"{namespace}.t", Schema(NestedField(1, "id", LongType(), required=False),
                                                                 NestedField(2, "name", StringType())))
+        first_location = created.metadata_location
         with created.transaction() as transaction:
             transaction.set_properties(owner_team="data")
         loaded = catalog.load_table(f"{namespace}.t")
         assert loaded.properties["owner_team"] == "data"
-        assert loaded.metadata_location != created.metadata_location
+        assert loaded.metadata_location != first_location
         for instance in hbase_metastores:
             with ms.client(instance, targets.user) as client:
                 assert client.get_table(namespace, "t").parameters["metadata_location"] == \
