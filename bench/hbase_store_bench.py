@@ -160,9 +160,9 @@ def main() -> int:
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="hbase-bench-"))
     mariadb = MariaDBServer(base / "mariadb").start()
-    hbase = HBaseServerProcess(base / "hbase").start()
-    servers = {}
+    servers, hbase = {}, None
     try:
+        hbase = HBaseServerProcess(base / "hbase").start()
         db = Database(mariadb.config)
         reset_schemas(db)
         for backend in ("mysql", "hbase"):
@@ -175,7 +175,8 @@ def main() -> int:
     finally:
         for server in servers.values():
             server.stop()
-        hbase.stop()
+        if hbase is not None:
+            hbase.stop()
         mariadb.stop()
 
 
