@@ -295,11 +295,15 @@ class Seeker:
             target = bytearray(row[:i])
             target.append(b)
             state, matched = self._feed(states[i], b)
-            while not matched and len(target) < MAX_ROW:
+            seen = {state}
+            while not matched and len(target) < MAX_ROW:      # the smallest way on: a tighter bound
                 b = self._first_live_byte(state, 0)
                 if b is None:
                     break
                 target.append(b)
                 state, matched = self._feed(state, b)
+                if state in seen:       # going round a loop (.*): no end to the smallest way
+                    break
+                seen.add(state)
             return bytes(target)
         return NO_MORE
