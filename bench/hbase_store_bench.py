@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -178,6 +179,7 @@ def main() -> int:
         if hbase is not None:
             hbase.stop()
         mariadb.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def report(args, servers, hbase_rows: HBaseRows, mariadb_rows: MariaDBRows) -> int:
