@@ -71,7 +71,7 @@ def _selected(client, name: str, text: str):
         return f"refused: {exc.message}"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(cases())
 def test_both_stores_select_what_the_evaluator_selects(clients, case):

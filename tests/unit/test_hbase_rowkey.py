@@ -89,7 +89,7 @@ def test_fields_compare_as_values_without_decoding(table, data):
         assert _typed(types[index], rowkey.decode_field(kind.domain, field)) == a
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_tables())
 def test_keys_are_utf8_that_orders_as_the_bytes(table):
     """HBase's regexstring comparator reads a row as UTF-8: every key must decode without
