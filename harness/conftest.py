@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from harness.support import inodes, metastore as ms, targets as target_config
+from harness.support import inodes, metastore as ms, metrics, targets as target_config
+from harness.support.platform import PlatformAdmin
 from harness.support.spark import Reference, hive_session, session, spark_conf_problem
 from harness.support.webhdfs import WebHdfs
 
@@ -146,6 +147,15 @@ def metastores(targets, webhdfs) -> list[tuple]:
     return list(targets.metastores)
 
 
+@pytest.fixture(scope="session")
+def counted_metastores(metastores) -> list[tuple]:
+    """The deployed instances, after checking that each serves its counters at its Thrift port +
+    100 (every deployment of this release does: roles/metastore, metastore_metrics_enabled)."""
+    problems = {f"{host}:{port}": why for host, port in metastores if (why := metrics.unavailable((host, port)))}
+    assert not problems, f"metastore instances do not serve /metrics at their Thrift port + 100: {problems}"
+    return metastores
+
+
 @pytest.fixture
 def scratch(root, webhdfs, targets, run_id, metastores, db, request) -> ms.Scratch:
     """A test's own metastore names and directory.  Databases with its prefix are dropped
@@ -191,8 +201,6 @@ def hive_spark(targets, root, metastores, spark_home, tmp_path_factory):
     process.close()
 
 
-
-
 @pytest.fixture(scope="session")
 def workload_prefix(run_id) -> str:
     """The prefix of the Spark workload's databases (<prefix>w1, <prefix>w2), unique to the run."""
@@ -205,3 +213,15 @@ def spark_reference(tmp_path_factory, workload_prefix):
     reference = Reference(tmp_path_factory.mktemp("spark-reference"), workload_prefix)
     yield reference
     reference.session.close()
+
+
+# ------------------------------------------------------------------ platform
+@pytest.fixture(scope="module")
+def platform(targets):
+    """An administrator's session of the deployed platform API (makes users and projects)."""
+    try:
+        admin = PlatformAdmin(targets.platform_url, *targets.platform_admin)
+    except Exception as exc:  # noqa: BLE001 -- shown in the skip/fail reason
+        _unavailable(targets, f"the platform API at {targets.platform_url} ({targets.source}) is not usable: {exc}")
+    yield admin
+    admin.close()

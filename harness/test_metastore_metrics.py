@@ -21,20 +21,11 @@ DAYS = ("2024-01-01", "2024-01-02", "2024-01-03")
 REGIONS = ("eu", "us", "ap")
 
 
-@pytest.fixture(scope="module")
-def counted(metastores) -> list[tuple]:
-    """The deployed instances, after checking that each serves its counters (every
-    deployment of this release does: roles/metastore, metastore_metrics_enabled)."""
-    problems = {f"{host}:{port}": why for host, port in metastores if (why := metrics.unavailable((host, port)))}
-    assert not problems, f"metastore instances do not serve /metrics at their Thrift port + 100: {problems}"
-    return metastores
-
-
 @pytest.fixture
-def events(counted, scratch, targets) -> tuple[str, str]:
+def events(counted_metastores, scratch, targets) -> tuple[str, str]:
     """(database, table) of a table with 9 partitions (ds x region) in the scenario's directory."""
     name = f"{scratch.prefix}m"
-    with ms.client(counted[0], targets.user) as hive:
+    with ms.client(counted_metastores[0], targets.user) as hive:
         hive.create_database(database(name, f"{scratch.uri}/m.db"))
         events = table(name, "events", parts=("ds string", "region string"), owner=targets.user)
         hive.create_table(events)
@@ -42,9 +33,9 @@ def events(counted, scratch, targets) -> tuple[str, str]:
     return name, "events"
 
 
-def test_each_instance_counts_the_partitions_its_reads_returned(counted, events, targets):
+def test_each_instance_counts_the_partitions_its_reads_returned(counted_metastores, events, targets):
     db_name, tbl_name = events
-    for instance in counted:
+    for instance in counted_metastores:
         with ms.client(instance, targets.user) as hive, metrics.fetched([instance], f"{db_name}.{tbl_name}") as got:
             returned = {
                 "get_partitions_by_filter": len(hive.get_partitions_by_filter(db_name, tbl_name, 'ds = "2024-01-02"', -1)),
@@ -56,9 +47,9 @@ def test_each_instance_counts_the_partitions_its_reads_returned(counted, events,
         assert got.by_method == returned, f"instance {instance[0]}:{instance[1]}"
 
 
-def test_a_rejected_filter_counts_as_a_meta_exception(counted, events, targets):
+def test_a_rejected_filter_counts_as_a_meta_exception(counted_metastores, events, targets):
     db_name, tbl_name = events
-    for instance in counted:
+    for instance in counted_metastores:
         before = metrics.scrape([instance])
         with ms.client(instance, targets.user) as hive, pytest.raises(api.MetaException):
             hive.get_partitions_by_filter(db_name, tbl_name, 'ds = = "x"', -1)
@@ -68,24 +59,24 @@ def test_a_rejected_filter_counts_as_a_meta_exception(counted, events, targets):
 
 
 @pytest.fixture(scope="module")
-def spark_facts(hive_spark, counted, targets, run_id, db):
+def spark_facts(hive_spark, counted_metastores, targets, run_id, db):
     """The six-partition table of tests.support.metastore_metrics, made by the deployed
     Spark session in a database of this module's own; returns its db.table name."""
     prefix = f"hh_{run_id}_metrics_"
     started = ms.now(db)
-    ms.drop_databases(counted[0], targets.user, prefix)
+    ms.drop_databases(counted_metastores[0], targets.user, prefix)
     created = hive_spark.run({"setup": prom.SPARK_SETUP}, prefix=prefix, timeout=TIMEOUT)["setup"]
     assert all(not isinstance(answer, dict) for answer in created.values()), created
     yield prefix, localize(prom.SPARK_TABLE, prefix)
-    ms.drop_databases(counted[0], targets.user, prefix)
+    ms.drop_databases(counted_metastores[0], targets.user, prefix)
     ms.sweep_orphans(targets.db, started)
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("query, rows, fetched", prom.SPARK_QUERIES)
-def test_a_spark_query_fetches_the_partitions_its_predicate_selects(hive_spark, spark_facts, counted,
+def test_a_spark_query_fetches_the_partitions_its_predicate_selects(hive_spark, spark_facts, counted_metastores,
                                                                      query, rows, fetched):
     prefix, facts = spark_facts
-    with metrics.fetched(counted, facts) as got:
+    with metrics.fetched(counted_metastores, facts) as got:
         answer = hive_spark.run({"q": [query]}, prefix=prefix, timeout=TIMEOUT)["q"][query]
     assert (answer, got.by_method) == (rows, fetched)

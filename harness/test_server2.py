@@ -13,26 +13,14 @@ import pytest
 from pyhive import hive
 
 from harness.support import metastore as ms
-from harness.support.platform import PlatformAdmin
+from harness.support import server2
+from harness.support.server2 import query
 from harness.support.webhdfs import WebHdfs
 from tests.support.polling import wait_until
 from tests.support.server2 import beeline
 
 pytestmark = [pytest.mark.server2, pytest.mark.platform, pytest.mark.spark]
 PASSWORD = f"harness-{secrets.token_hex(8)}"   # no spaces: beeline splits -p at them
-
-
-@pytest.fixture(scope="module")
-def platform(targets):
-    try:
-        admin = PlatformAdmin(targets.platform_url, *targets.platform_admin)
-    except Exception as exc:  # noqa: BLE001 -- shown in the skip/fail reason
-        reason = f"the platform API at {targets.platform_url} ({targets.source}) is not usable: {exc}"
-        if targets.required:
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    yield admin
-    admin.close()
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +39,7 @@ def projects(platform, run_id, metastores) -> dict:
 
 
 def connect(targets, email: str, database: str):
-    host, port = targets.server2
-    return hive.connect(host=host, port=port, username=email, password=PASSWORD, auth="CUSTOM", database=database)
-
-
-def query(conn, sql: str) -> list:
-    cursor = conn.cursor()
-    cursor.execute(sql)
-    return cursor.fetchall() if cursor.description else []
+    return server2.connect(targets, email, PASSWORD, database)
 
 
 def table_path(targets, metastores, database: str, table: str) -> str:

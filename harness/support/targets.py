@@ -73,6 +73,7 @@ class Targets:
     server2: tuple = DEFAULT_SERVER2        # (host, port) of the first server2
     platform_url: str = DEFAULT_PLATFORM_URL
     platform_admin: tuple = DEFAULT_PLATFORM_ADMIN   # (e-mail, password)
+    group_hosts: dict = field(default_factory=dict)  # {inventory group: its first host's address}; {}: all here
 
     @property
     def authority(self) -> str:
@@ -154,7 +155,7 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    hbase_metastores=hbase_metastores, server2=server2,
                    platform_url=(environ.get("HOPSHIVE_PLATFORM_URL") or found.get("platform_url")
                                  or DEFAULT_PLATFORM_URL).rstrip("/"),
-                   platform_admin=admin)
+                   platform_admin=admin, group_hosts=found.get("group_hosts", {}))
 
 
 # ------------------------------------------------------------------ inventory
@@ -212,6 +213,7 @@ def from_inventory(path: str) -> dict:
              "spark_host": host("spark"),
              "containers": containers, "db_nodes": db_nodes, "namenodes": namenodes,
              "nameservice": var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None,
+             "group_hosts": {group: host(group) for group in groups if group != "all" and host(group)},
              "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),
                                 var("platform_admin_password", DEFAULT_PLATFORM_ADMIN[1]))}
     if host("server2"):

@@ -9,13 +9,40 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from hopshive.cleaner.service import DEFAULTS, CleanerService
 from hopshive.core.config import load_config
 from hopshive.core.db import Database
+from hopshive.metastore.fsck import find_orphans
+from tests.support.polling import wait_until
+
+ROLE_DEFAULTS = Path(__file__).resolve().parents[2] / "roles" / "mysql_cluster" / "defaults" / "main.yml"
+ACCOUNT = "hops_cleaner"
+
+
+def role_grants(account: str = ACCOUNT) -> dict[str, str]:
+    """The account's grants as the mysql_cluster role gives them (object -> privileges)."""
+    users = yaml.safe_load(ROLE_DEFAULTS.read_text())["mysql_cluster_users"]
+    return next(user["priv"] for user in users if user["name"] == account)
+
+
+def least_privilege(db: Database, database: dict, password: str = "cleaner-test-pw") -> dict:
+    """Create the cleaner's account on the private MariaDB with exactly the role's grants
+    (the schemas exist: table-level grants need their tables); returns the `database`
+    section the cleaner then runs with."""
+    with db.transaction() as tx:
+        for host in ("localhost", "127.0.0.1"):
+            tx.execute(f"CREATE USER IF NOT EXISTS '{ACCOUNT}'@'{host}' IDENTIFIED BY %s", (password,))
+            tx.execute(f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{ACCOUNT}'@'{host}'")
+            for target, privileges in role_grants().items():
+                tx.execute(f"GRANT {privileges} ON {target} TO '{ACCOUNT}'@'{host}'")
+    return dict(database, user=ACCOUNT, password=password)
+
 
 FAST = {"lease_seconds": 3.0, "renew_seconds": 0.3, "lease_margin_seconds": 1.0, "heartbeat_seconds": 0.5,
         "position_save_seconds": 1.0, "stop_grace_seconds": 10.0}
@@ -28,6 +55,8 @@ def free_port() -> int:
 
 
 def cleaner_config(database: dict, tmp_path: Path, instance: str, **cleaner) -> dict:
+    """A fast-leasing configuration on ``database`` (give it ``least_privilege``'s section
+    to run as the deployed account)."""
     config = load_config(DEFAULTS, environ={})
     config["database"] = dict(database)
     config["cleaner"].update(FAST, instance=instance, listen_port=free_port(), **cleaner)
@@ -112,3 +141,56 @@ def reached(db: Database, target, name: str = "cleaner") -> bool:
     from hopshive.cleaner.positions import load
     stored, _ = db.run(lambda tx: load(tx, name))
     return bool(stored) and stored.behind(target) == 0
+
+
+def orphans(db) -> dict[str, int]:
+    """Every finding fsck reports (with no grace period), by kind."""
+    return db.run(lambda tx: find_orphans(tx, 0)).counts()
+
+
+def wait_no_orphans(db, deadline: float = 30.0) -> float:
+    """Poll until fsck finds nothing; returns the seconds it took."""
+    started = time.monotonic()
+    last: dict = {}
+
+    def probe() -> bool:
+        last.clear()
+        last.update(orphans(db))
+        return not last
+    wait_until(probe, deadline, lambda _: f"orphans remain: {last}")
+    return time.monotonic() - started
+
+
+def wait_leader(db, deadline: float = 30.0, name: str = "cleaner") -> str:
+    return wait_until(lambda: lease_holder(db, name), deadline, lambda _: "no instance took the lease")
+
+
+def wait_tailing(db, deadline: float = 30.0) -> None:
+    """Until the leader has stored a position (it is past its start and tailing)."""
+    from hopshive.cleaner.positions import load
+    wait_until(lambda: db.run(lambda tx: load(tx, "cleaner"))[0], deadline, lambda _: "no position stored")
+
+
+@pytest.fixture
+def account(db, mariadb) -> dict:
+    """The `database` section of the cleaner's least-privilege account (the role's grants)."""
+    return least_privilege(db, mariadb.config)
+
+
+@pytest.fixture
+def running(db, account, tmp_path):
+    started: list[InProcess] = []
+
+    def start(instance: str = "a", **sections) -> CleanerService:
+        """An instance; keyword arguments are `cleaner` settings, or whole sections by name."""
+        cleaner = {k: v for k, v in sections.items() if not isinstance(v, dict)}
+        config = cleaner_config(account, tmp_path, instance, **cleaner)
+        for name, section in sections.items():
+            if isinstance(section, dict):
+                config[name].update(section)
+        runner = InProcess(config).start()
+        started.append(runner)
+        return runner.service
+    yield start
+    for runner in started:
+        runner.stop()

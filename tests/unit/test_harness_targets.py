@@ -22,6 +22,7 @@ def test_local_inventory_points_at_this_host():
     assert found.platform_url == "http://127.0.0.1:8181"
     assert found.platform_admin == targets.DEFAULT_PLATFORM_ADMIN
     assert found.containers == {} and found.nameservice is None
+    assert found.group_hosts["cleaner"] == found.group_hosts["metastore"] == "127.0.0.1"
 
 
 def test_cluster_inventory_names_every_node():
@@ -32,6 +33,7 @@ def test_cluster_inventory_names_every_node():
     sql1 = found.server2[0]
     assert found.server2 == (sql1, 10000) and found.platform_url == f"http://{sql1}:8181"
     assert found.containers[sql1] == "hopshive-sql1"
+    assert found.containers[found.group_hosts["cleaner"]] == "hopshive-nn1"   # its tier's first host
     assert found.db["password"] == "dev-only-cluster-admin-pw"
 
 

@@ -28,6 +28,10 @@ from . import lease, positions
 from .service import DEFAULTS, CleanerService, config_problems
 
 PROG = "hopshive-cleaner"
+# The metastore tables the cleaner reads or writes: its account sees no others.
+METASTORE_TABLES = {"DBS", "TBLS", "PARTITIONS", "IDXS", "KEY_CONSTRAINTS", "SDS", "CDS", "SERDES",
+                    "SKEWED_STRING_LIST", "SKEWED_VALUES", "SKEWED_COL_VALUE_LOC_MAP", "CLEANER_LEASE",
+                    "CLEANER_POSITION", "CLEANER_SD_REFS"}
 DEFAULT_CONFIG = "/etc/hopshive/cleaner.yml"
 
 
@@ -109,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     setup_logging(config["log_level"])
-    if not schemas_usable(config["database"], [COMPONENTS["hops"], COMPONENTS["metastore"]]):
+    if not schemas_usable(config["database"], [COMPONENTS["hops"], COMPONENTS["metastore"]],
+                          {"metastore": METASTORE_TABLES}):
         return 1
     service = CleanerService(config)
     signal.signal(signal.SIGTERM, lambda *_: service.stopping.set())

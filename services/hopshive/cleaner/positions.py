@@ -59,10 +59,22 @@ def load(tx: Tx, name: str) -> tuple[GtidPosition | None, object]:
     return (GtidPosition(row[0]), row[1]) if row else (None, None)
 
 
-def save(tx: Tx, name: str, position: GtidPosition, epoch: int) -> None:
-    tx.execute(f"INSERT INTO {MS}.CLEANER_POSITION (NAME, GTID, EPOCH, UPDATED_AT) VALUES (%s, %s, %s, NOW(3))"
-               " ON DUPLICATE KEY UPDATE GTID=VALUES(GTID), EPOCH=VALUES(EPOCH), UPDATED_AT=VALUES(UPDATED_AT)",
-               (name, str(position), epoch))
+def save(tx: Tx, name: str, position: GtidPosition, epoch: int, refs_rebuilt: bool = False) -> None:
+    """Store the position; ``refs_rebuilt`` says the record of what SDs use
+    (cleaner/refs.py) was just rebuilt, so that the binlog from here keeps it exact."""
+    tx.execute(f"INSERT INTO {MS}.CLEANER_POSITION (NAME, GTID, EPOCH, UPDATED_AT, REFS_SEEDED_AT)"
+               " VALUES (%s, %s, %s, NOW(3), IF(%s, NOW(3), NULL))"
+               " ON DUPLICATE KEY UPDATE GTID=VALUES(GTID), EPOCH=VALUES(EPOCH), UPDATED_AT=VALUES(UPDATED_AT),"
+               " REFS_SEEDED_AT=IF(%s, NOW(3), REFS_SEEDED_AT)", (name, str(position), epoch, refs_rebuilt, refs_rebuilt))
+
+
+def refs_seeded(tx: Tx, name: str) -> bool:
+    row = tx.query_one(f"SELECT REFS_SEEDED_AT IS NOT NULL FROM {MS}.CLEANER_POSITION WHERE NAME=%s", (name,))
+    return bool(row and row[0])
+
+
+def refs_done(tx: Tx, name: str, epoch: int) -> None:
+    tx.execute(f"UPDATE {MS}.CLEANER_POSITION SET REFS_SEEDED_AT=NOW(3), EPOCH=%s WHERE NAME=%s", (epoch, name))
 
 
 def sweep_done(tx: Tx, name: str, epoch: int) -> None:

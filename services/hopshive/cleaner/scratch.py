@@ -22,10 +22,9 @@ from typing import Iterable
 
 from ..core.db import Database, Tx
 from ..exceptions import NamespaceError
-from ..metastore.fsck import ROOT_ID, InodePaths
+from ..metastore.fsck import InodePaths, directory_id
 from ..namespace.liveness import Liveness
 from ..namespace.namespace import Namespace
-from ..namespace.paths import split_path
 
 log = logging.getLogger(__name__)
 MS = "metastore"
@@ -46,17 +45,6 @@ def like_pattern(glob: str) -> str:
     return "".join(out)
 
 
-def _resolve(tx: Tx, path: str) -> int | None:
-    current = ROOT_ID
-    for name in split_path(path):
-        row = tx.query_one("SELECT id FROM hops.hdfs_inodes WHERE parent_id=%s AND name=%s AND is_dir=1",
-                           (current, name))
-        if row is None:
-            return None
-        current = row[0]
-    return current
-
-
 def find_garbage(tx: Tx, roots: Iterable[str], staging_names: Iterable[str], max_age_seconds: float,
                  limit: int = 1000) -> list[tuple[str, str]]:
     """(path, why) of scratch and staging directories older than ``max_age_seconds``."""
@@ -64,7 +52,7 @@ def find_garbage(tx: Tx, roots: Iterable[str], staging_names: Iterable[str], max
     paths = InodePaths(tx)
     found: list[tuple[str, str]] = []
     for root in roots:
-        root_id = _resolve(tx, root)
+        root_id = directory_id(tx, root)
         if root_id is None:
             continue
         for parent_id, name in tx.query(

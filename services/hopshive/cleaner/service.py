@@ -24,11 +24,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError, Tx, endpoints
 from ..exceptions import HopsHiveError
-from . import positions
+from ..metastore.exceptions import MetastoreError
+from ..metastore.locations import Locations
+from . import positions, refs
 from .cleanup import Cleaner
 from .events import Touches
 from .exceptions import Fenced, PositionLost
 from .follower import BinlogFollower, connection_settings
+from .hbase import HBaseStoreCleaner
 from .lease import Lease
 from .metrics import Metrics
 from .scratch import NamespaceRemover, collect
@@ -69,6 +72,16 @@ DEFAULTS = {
         "data_dir": "/var/lib/hopshive/cleaner",
         "dead_after_seconds": 30.0,
     },
+    "hbase_store": {                  # the HBase store's metadata follows its directories too
+        "enabled": False,
+        "host": "127.0.0.1",
+        "port": 9090,
+        "table_prefix": "hopshive_",  # as the HBase-store metastore's hbase.table_prefix
+        "pool_size": 2,
+        "timeout": 30.0,
+        "namespace_uris": ["webhdfs://127.0.0.1:9870", "hdfs://127.0.0.1:8020"],  # as its metastore's
+        "warehouse": "webhdfs://127.0.0.1:9870/user/hive/warehouse",
+    },
 }
 
 
@@ -86,6 +99,12 @@ def config_problems(config: dict) -> list[str]:
         problems.append("cleaner.batch_size must be at least 1")
     if float(config["scratch"]["max_age_days"]) <= 0:
         problems.append("scratch.max_age_days must be positive")
+    hb = config["hbase_store"]
+    if hb["enabled"]:
+        try:
+            Locations(list(hb["namespace_uris"]), hb["warehouse"])
+        except (ValueError, MetastoreError) as exc:
+            problems.append(f"hbase_store: {exc}")
     return problems
 
 
@@ -162,8 +181,11 @@ class CleanerService:
             ns = self.config["namespace"]
             if ns["enabled"]:
                 remover = NamespaceRemover(self.db, ns, self.owner)
+            hbase = None
+            if self.config["hbase_store"]["enabled"]:
+                hbase = HBaseStoreCleaner(self.db, self.config["hbase_store"], self.fence, self.metrics)
             cleaner = Cleaner(self.db, self.fence, self.metrics, float(self.c["grace_seconds"]),
-                              int(self.c["batch_size"]), remover)
+                              int(self.c["batch_size"]), remover, hbase)
             start = self._start_position()
             sweeper = threading.Thread(target=self._sweeps, args=(cleaner, remover, over), name="cleaner-sweeps",
                                        daemon=True)
@@ -174,8 +196,7 @@ class CleanerService:
                 except PositionLost as exc:
                     # The sweep that every term starts with (and repeats) covers what was lost.
                     log.warning("binlog position lost; sweeping and tailing from now", extra={"error": str(exc)})
-                    start = self.db.run(positions.server_position, readonly=True)
-                    self._save(start)
+                    start = self._fresh_position()
                     cleaner.sweep()
         except Fenced as exc:
             log.info("fenced: stopping", extra={"reason": str(exc)})
@@ -195,18 +216,33 @@ class CleanerService:
 
     def _start_position(self) -> positions.GtidPosition:
         stored, _ = self.db.run(lambda tx: positions.load(tx, self.c["name"]), readonly=True)
-        if stored:
-            log.info("resuming the binlog", extra={"gtid": str(stored)})
-            return stored
-        # Nothing stored: everything before now is the start sweep's job.
+        if not stored:  # everything before now is the start sweep's job
+            log.info("no stored position: tailing from the server's current one")
+            return self._fresh_position()
+        if not self.db.run(lambda tx: positions.refs_seeded(tx, self.c["name"]), readonly=True):
+            self._rebuild_refs()
+            self.db.run(lambda tx: positions.refs_done(tx, self.c["name"], self.fence(tx)))
+        log.info("resuming the binlog", extra={"gtid": str(stored)})
+        return stored
+
+    def _fresh_position(self) -> positions.GtidPosition:
+        """The server's position now, stored once the record of what SDs use has been
+        rebuilt (refs.py): the binlog from there on keeps it exact."""
         start = self.db.run(positions.server_position, readonly=True)
-        self._save(start)
-        log.info("no stored position: tailing from the server's current one", extra={"gtid": str(start)})
+        self._rebuild_refs()
+        self._save(start, refs_rebuilt=True)
+        log.info("tailing from", extra={"gtid": str(start)})
         return start
 
-    def _save(self, position: positions.GtidPosition) -> None:
+    def _rebuild_refs(self) -> None:
+        started = time.monotonic()
+        rows = refs.rebuild(self.db, self.fence)
+        log.info("rebuilt the record of what storage descriptors use",
+                 extra={"rows": rows, "seconds": round(time.monotonic() - started, 3)})
+
+    def _save(self, position: positions.GtidPosition, refs_rebuilt: bool = False) -> None:
         def work(tx: Tx) -> None:
-            positions.save(tx, self.c["name"], position, self.fence(tx))
+            positions.save(tx, self.c["name"], position, self.fence(tx), refs_rebuilt)
         self.db.run(work)
         self.metrics.position = str(position)
 
@@ -257,7 +293,7 @@ class CleanerService:
                         self.metrics.events_read += item.touches.events
                     if item.touches:
                         touches.merge(item.touches)
-                        if item.committed_at:
+                        if item.committed_at and item.touches.cleaning:
                             committed.append(item.committed_at)
                     position = item.position
                 if touches:

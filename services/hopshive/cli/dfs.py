@@ -1,6 +1,7 @@
 """hopshive-dfs: a file-system shell over WebHDFS, in the spirit of `hdfs dfs`.
 
-Talks to --namenode (default $HOPSHIVE_NAMENODE or http://127.0.0.1:9870) as --user
+Talks to --namenode (default $HOPSHIVE_NAMENODE, else the `namenode` of /etc/hopshive/dfs.yml,
+which the deployment writes on namenode hosts, else http://127.0.0.1:9870) as --user
 (default $HADOOP_USER_NAME or the login name).  Relative paths start at /user/<user>.
 Commands may be written as `hdfs dfs` takes them, with a dash (`-ls`, `-put`, `-cat`).
 Exit status: 0 when every path succeeded, 1 when any failed, 2 for bad usage.
@@ -13,10 +14,25 @@ import getpass
 import os
 import sys
 
+import yaml
+
 from .client import WebHdfsClient
 from .commands import Shell
 
 DEFAULT_NAMENODE = "http://127.0.0.1:9870"
+CLIENT_CONFIG = "/etc/hopshive/dfs.yml"
+
+
+def default_namenode(environ=os.environ, path: str = CLIENT_CONFIG) -> str:
+    """$HOPSHIVE_NAMENODE, else the deployment's client file, else this host's port 9870."""
+    if environ.get("HOPSHIVE_NAMENODE"):
+        return environ["HOPSHIVE_NAMENODE"]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            found = (yaml.safe_load(handle) or {}).get("namenode")
+    except (OSError, yaml.YAMLError, AttributeError):
+        found = None
+    return str(found) if found else DEFAULT_NAMENODE
 
 # name, summary, flags [(option strings, help)], positionals [(dest, nargs, metavar, help)]
 COMMANDS = [
@@ -59,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hopshive-dfs", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1], allow_abbrev=False,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--namenode", default=os.environ.get("HOPSHIVE_NAMENODE") or DEFAULT_NAMENODE,
-                        help="WebHDFS base URL (default: $HOPSHIVE_NAMENODE or %(default)s)")
+    parser.add_argument("--namenode", default=default_namenode(),
+                        help=f"WebHDFS base URL (default: $HOPSHIVE_NAMENODE, else {CLIENT_CONFIG}'s namenode: "
+                             "%(default)s)")
     parser.add_argument("--user", default=os.environ.get("HADOOP_USER_NAME") or getpass.getuser(),
                         help="user name to act as (default: $HADOOP_USER_NAME or the login name)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

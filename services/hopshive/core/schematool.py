@@ -2,12 +2,15 @@
 
 Like Hive's schematool: ``init`` on an empty server, ``upgrade`` after installing a new
 release, ``validate`` before starting services (exit 1 with the problems), ``info`` for humans.
-The `hops` schema comes first: metastore tables hold foreign keys into it.
+The `hops` schema comes first: metastore tables hold foreign keys into it.  Without --config
+it reads $HOPSHIVE_CONFIG, else /etc/hopshive/schematool.yml (written by the deployment,
+root-only: administrative credentials) when it exists.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .config import DATABASE_DEFAULTS, ConfigError, load_config
@@ -19,6 +22,7 @@ COMPONENTS = {
     "metastore": Component("metastore", "metastore", "hopshive.metastore.schema"),
     "platform": Component("platform", "platform", "hopshive.platform.schema"),
 }
+DEFAULT_CONFIG = "/etc/hopshive/schematool.yml"
 DEFAULTS = {"database": dict(DATABASE_DEFAULTS, user="root", unix_socket="/run/mysqld/mysqld.sock"),
             "schema": {"engine": "InnoDB"}}
 
@@ -32,10 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["init", "upgrade", "validate", "info"])
     parser.add_argument("--component", choices=["all", *COMPONENTS], default="all",
                         help="which schema (default: all, in dependency order)")
-    parser.add_argument("--config", help="YAML file with a `database` section (admin credentials)")
+    parser.add_argument("--config", help="YAML file with a `database` section (admin credentials); default: "
+                                          f"$HOPSHIVE_CONFIG, else {DEFAULT_CONFIG} when it exists")
     args = parser.parse_args(argv)
+    path = args.config or os.environ.get("HOPSHIVE_CONFIG") or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
     try:
-        config = load_config(DEFAULTS, args.config)
+        config = load_config(DEFAULTS, path)
         db = Database(config["database"])
         status = 0
         for component in _selected(args.component):

@@ -141,11 +141,13 @@ def print_config(config: dict) -> None:
     print(yaml.safe_dump(dict(config, database=dict(config["database"], password="***")), sort_keys=False))
 
 
-def schemas_usable(database_config: dict, components: list) -> bool:
-    """Check the schemas this service needs before serving; log why when they are not."""
+def schemas_usable(database_config: dict, components: list, tables: dict[str, set[str]] | None = None) -> bool:
+    """Check the schemas this service needs before serving; log why when they are not.
+    ``tables``: per schema, the tables to look for when not all of them (see ``validate``)."""
     database = Database(database_config)
     try:
-        problems = [p for component in components for p in validate(database, component)]
+        problems = [p for component in components
+                    for p in validate(database, component, (tables or {}).get(component.schema))]
     except DriverError as exc:
         log.error("cannot reach the database", extra={"error": str(exc)})
         return False

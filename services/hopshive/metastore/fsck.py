@@ -193,6 +193,19 @@ def _location_findings(tx: Tx) -> Iterator[Finding]:
                               f"its inode is at {path}")
 
 
+def directory_id(tx: Tx, path: str) -> int | None:
+    """The inode id of the directory ``path`` ("/a/b"), or None when there is none (one
+    indexed lookup per component, by parent id and name)."""
+    current = ROOT_ID
+    for name in (c for c in path.split("/") if c):
+        row = tx.query_one("SELECT id FROM hops.hdfs_inodes WHERE parent_id=%s AND name=%s AND is_dir=1",
+                           (current, name))
+        if row is None:
+            return None
+        current = row[0]
+    return current
+
+
 class InodePaths:
     """Paths of directories by inode id, walking parent ids up to the root (cached)."""
 

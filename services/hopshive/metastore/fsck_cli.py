@@ -13,10 +13,13 @@ hopshive.metastore.fsck); ``--repair`` deletes the orphans among it, in short ba
 Exit status: 0 when nothing is left to report, 1 when findings remain (report-only kinds,
 rows skipped because they were busy, or no ``--repair``), 2 when the tool could not run.
 The database user needs write access to the `metastore` schema and SELECT on
-`hops.hdfs_inodes` (to rebuild directory paths).  Without --config (and $HOPSHIVE_CONFIG) it
-reads the first of /etc/hopshive/metatool.yml and /etc/hopshive/schematool.yml (written by the
-deployment, root-only) that exists; of any file, only the `database` and `fsck` sections are
-read, so a service's configuration file works too.
+`hops.hdfs_inodes` (to rebuild directory paths).
+
+Every command reads --config, else $HOPSHIVE_CONFIG, else the first of
+/etc/hopshive/metatool.yml (written by the deployment on metastore hosts, root-only) and
+/etc/hopshive/schematool.yml that exists; of any file only the sections a command uses are
+read (`database`, `fsck`; `metastore` and `hbase` for the HBase store), so a metastore
+instance's file works too.
 """
 
 from __future__ import annotations
@@ -36,14 +39,14 @@ DEFAULT_CONFIGS = ("/etc/hopshive/metatool.yml", "/etc/hopshive/schematool.yml")
 DEFAULTS = {"database": dict(DATABASE_DEFAULTS),
             "fsck": {"grace_seconds": DEFAULT_GRACE_SECONDS, "batch_size": DEFAULT_BATCH_SIZE},
             "hbase": dict(HBASE_DEFAULTS)}
+CONFIG_HELP = "YAML file (default: $HOPSHIVE_CONFIG, else " + " or ".join(DEFAULT_CONFIGS) + ")"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hopshive-metatool", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     fsck = commands.add_parser("fsck", help="find (and with --repair remove) orphaned metadata")
-    fsck.add_argument("--config", help="YAML file with a `database` section (and optionally `fsck`); default: "
-                                        + " or ".join(DEFAULT_CONFIGS))
+    fsck.add_argument("--config", help=CONFIG_HELP + "; its `database` and `fsck` sections")
     fsck.add_argument("--repair", action="store_true", help="delete the repairable orphans")
     fsck.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     fsck.add_argument("--grace", type=float, metavar="SECONDS",
@@ -51,14 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     fsck.add_argument("--batch-size", type=int, metavar="N",
                       help=f"orphans deleted per transaction (default {DEFAULT_BATCH_SIZE})")
     hbase_fsck = commands.add_parser("fsck-hbase", help="find (and with --repair fix) leftovers in the HBase store")
-    hbase_fsck.add_argument("--config", help="a metastore instance's configuration (database, metastore, hbase, "
-                                             "namespace): also finds metadata whose directory is gone")
+    hbase_fsck.add_argument("--config", help=CONFIG_HELP + "; its `database`, `metastore` (warehouse, "
+                                             "namespace_uris) and `hbase` sections")
     hbase_fsck.add_argument("--repair", action="store_true", help="delete orphans, fix descriptor counters")
     explain = commands.add_parser("explain-filter", help="print the HBase store's plan for a partition filter")
     explain.add_argument("db")
     explain.add_argument("table")
     explain.add_argument("filter", help="a Hive partition filter, e.g. \"p1 > 10 and p2 = 'x'\"")
-    explain.add_argument("--config", help="YAML file with an `hbase` section (host, port, table_prefix)")
+    explain.add_argument("--config", help=CONFIG_HELP + "; its `hbase` section (host, port, table_prefix)")
     return parser
 
 
@@ -84,16 +87,13 @@ def run_explain(config: dict, db_name: str, table: str, text: str) -> int:
 
 
 def run_hbase_fsck(config: dict, do_repair: bool) -> int:
-    from ..namespace.liveness import Liveness
-    from ..namespace.namespace import Namespace
     from .locations import Locations
     from .stores.hbase import fsck as hbase_fsck
 
     def work(db, store) -> int:
         ms = config["metastore"]
-        namespace = Namespace(db, config["namespace"], "metatool", Liveness(db, "metatool", 10.0))
         locations = Locations(ms["namespace_uris"], ms["warehouse"])
-        report = hbase_fsck.find(store, namespace, locations)
+        report = hbase_fsck.find(store, db, locations)
         print("hbase store fsck: " + (", ".join(f"{k} {n}" for k, n in sorted(report.counts().items()))
                                       or "nothing found"))
         for finding in report.findings:
@@ -102,9 +102,9 @@ def run_hbase_fsck(config: dict, do_repair: bool) -> int:
         if report.released:
             print(f"  ({len(report.released)} released descriptor(s) kept for reuse; --repair deletes them)")
         if do_repair and (report.findings or report.released):
-            done = hbase_fsck.repair(store, report)
+            done = hbase_fsck.repair(store, report, db, locations)
             print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
-            report = hbase_fsck.find(store, namespace, locations)
+            report = hbase_fsck.find(store, db, locations)
         return 1 if report.findings else 0
     return _with_hbase_store(config, work, 2)
 
@@ -140,14 +140,16 @@ def run_fsck(db: Database, repair: bool, grace: float, batch_size: int, as_json:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    path = args.config or os.environ.get("HOPSHIVE_CONFIG") \
+        or next((candidate for candidate in DEFAULT_CONFIGS if os.path.exists(candidate)), None)
     try:
         if args.command == "fsck-hbase":
             from .app import DEFAULTS as METASTORE_DEFAULTS
-            return run_hbase_fsck(load_config(METASTORE_DEFAULTS, args.config), args.repair)
+            return run_hbase_fsck(load_config(METASTORE_DEFAULTS, path, sections=("database", "metastore", "hbase")),
+                                  args.repair)
         if args.command == "explain-filter":
-            return run_explain(load_config(DEFAULTS, args.config), args.db, args.table, args.filter)
-        path = args.config or os.environ.get("HOPSHIVE_CONFIG") \
-            or next((candidate for candidate in DEFAULT_CONFIGS if os.path.exists(candidate)), None)
+            config = load_config(DEFAULTS, path, sections=("database", "hbase"))
+            return run_explain(config, args.db, args.table, args.filter)
         config = load_config(DEFAULTS, path, sections=("database", "fsck"))
         grace = float(args.grace if args.grace is not None else config["fsck"]["grace_seconds"])
         batch_size = int(args.batch_size or config["fsck"]["batch_size"])

@@ -129,6 +129,12 @@ def candidates(tx: Tx, kind: str, grace_seconds: float, ids: Iterable[int] | Non
         params["after"] = after
         where += f" AND x.{column} > %(after)s"
     sql = f"SELECT x.{column} FROM {MS}.{table} x WHERE {where} ORDER BY x.{column}"
+    if ids is not None:
+        # A few rows: by primary key, each re-check a lookup.  MariaDB would otherwise turn
+        # the NOT EXISTS into a NOT IN materialized from every live SD (exists_to_in), which
+        # costs the size of the catalog (seconds at 100k partitions) whatever the few ids.
+        sql = ("SET STATEMENT optimizer_switch='exists_to_in=off' FOR "
+               + sql.replace(f"{MS}.{table} x WHERE", f"{MS}.{table} x FORCE INDEX (PRIMARY) WHERE"))
     if limit:
         sql += f" LIMIT {int(limit)}"
     return [row[0] for row in tx.query(sql, params)]
@@ -146,16 +152,10 @@ def sds_below(tx: Tx, inode_ids: Iterable[int], limit: int = 1_000_000) -> list[
         f"WITH RECURSIVE t (id) AS (SELECT id FROM hops.hdfs_inodes"
         f"  WHERE (id IN ({marks}) OR parent_id IN ({marks})) AND is_dir = 1"
         f" UNION SELECT c.id FROM hops.hdfs_inodes c JOIN t ON c.parent_id = t.id WHERE c.is_dir = 1)"
-        f" SELECT s.SD_ID FROM {MS}.SDS s JOIN hops.hdfs_inodes i"
-        f"  ON i.partition_id = s.PARTITION_ID AND i.parent_id = s.PARENT_ID AND i.name = s.NAME"
-        f" JOIN t ON t.id = i.id LIMIT {int(limit)}", roots * 2)
+        f" SELECT STRAIGHT_JOIN s.SD_ID FROM t JOIN hops.hdfs_inodes i ON i.id = t.id JOIN {MS}.SDS s"
+        f"  ON s.PARTITION_ID = i.partition_id AND s.PARENT_ID = i.parent_id AND s.NAME = i.name"
+        f" LIMIT {int(limit)}", roots * 2)
     return [row[0] for row in rows]
-
-
-def sds_without_directory(tx: Tx, limit: int = 1_000_000) -> list[int]:
-    """SDs that point at no inode (indexes' and views' own SDs): an index removed by a
-    cascade leaves its SD among these, wherever its base table was."""
-    return [row[0] for row in tx.query(f"SELECT SD_ID FROM {MS}.SDS WHERE PARTITION_ID IS NULL LIMIT {int(limit)}")]
 
 
 def inodes_of_sds(tx: Tx, sd_ids: Iterable[int]) -> list[int]:
@@ -212,14 +212,16 @@ def repair_ids(tx: Tx, kind: str, ids: Sequence[int], grace_seconds: float,
                lock_wait_seconds: int = DEFAULT_LOCK_WAIT_SECONDS) -> list[int]:
     """Delete those of ``ids`` that are still orphans; returns the ids deleted.
 
-    The candidates are locked first (skipping rows another transaction holds); each DELETE
-    then re-checks with a fresh READ COMMITTED view, and nothing can start referencing a
-    locked row before this transaction ends.  Both steps go by primary key only (FORCE
-    INDEX, then one DELETE per key): on a small table MariaDB plans an IN list as an index
-    scan, which locks (and keeps) rows it does not match, or waits for rows others hold.
-    The re-check of a CD, serde or list may still wait: for a transaction that deleted an
-    SD using it and has not committed yet.  After ``lock_wait_seconds`` that row is left
-    for the next run (a lock wait timeout rolls back only the statement).
+    The candidates are locked first (by primary key, FORCE INDEX: with a short IN list on a
+    small table MariaDB would scan, locking rows it does not match or waiting for rows
+    others hold), skipping rows another transaction holds; the DELETE then re-checks with a
+    fresh READ COMMITTED view, and nothing can start referencing a locked row before this
+    transaction ends.  All locked rows go in one statement (a primary-key range on any table
+    of size; one statement per row took seconds for a burst's thousands).  If that statement
+    waits ``lock_wait_seconds`` -- a small table scanned past a row someone holds, or the
+    re-check of a CD, serde or list waiting for a transaction that deleted an SD using it
+    and has not committed -- it is rolled back alone and the rows go one by one, a row
+    still busy being left for the next run.
     """
     table, column = TABLES[kind]
     if not ids:
@@ -230,24 +232,36 @@ def repair_ids(tx: Tx, kind: str, ids: Sequence[int], grace_seconds: float,
         f" FOR UPDATE SKIP LOCKED", list(ids))]
     if not locked:
         return []
-    delete = (f"DELETE FROM {MS}.{table} WHERE {column} = %s"
-              f" AND CREATED_AT <= NOW(3) - INTERVAL {int(grace_seconds * 1_000_000)} MICROSECOND"
-              f" AND {_STILL_ORPHAN[kind]}")
+    recheck = (f" AND CREATED_AT <= NOW(3) - INTERVAL {int(grace_seconds * 1_000_000)} MICROSECOND"
+               f" AND {_STILL_ORPHAN[kind]}")
+
+    def delete(rows: Sequence[int]) -> int:
+        return tx.execute(f"DELETE FROM {MS}.{table} WHERE {column} IN ({', '.join(['%s'] * len(rows))}){recheck}",
+                          list(rows))
     previous = tx.query_one("SELECT @@SESSION.innodb_lock_wait_timeout")[0]
     tx.execute("SET SESSION innodb_lock_wait_timeout = %s", (lock_wait_seconds,))
-    deleted: list[int] = []
     try:
+        try:
+            delete(locked)
+            left = {row[0] for row in tx.query(
+                f"SELECT {column} FROM {MS}.{table} FORCE INDEX (PRIMARY) WHERE {column} IN"
+                f" ({', '.join(['%s'] * len(locked))})", locked)}
+            return [row_id for row_id in locked if row_id not in left]
+        except DriverError as exc:
+            if error_code(exc) != LOCK_WAIT_TIMEOUT:
+                raise
+        deleted: list[int] = []
         for row_id in locked:
             try:
-                if tx.execute(delete, (row_id,)):
+                if delete([row_id]):
                     deleted.append(row_id)
             except DriverError as exc:
                 if error_code(exc) != LOCK_WAIT_TIMEOUT:
                     raise
                 log.info("%s %s is busy, left for the next run", kind, row_id)
+        return deleted
     finally:
         tx.execute("SET SESSION innodb_lock_wait_timeout = %s", (previous,))
-    return deleted
 
 
 def chunks(items: Sequence, size: int) -> Iterator[Sequence]:

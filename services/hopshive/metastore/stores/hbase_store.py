@@ -33,17 +33,30 @@ for later columns; the residual the filter language cannot hold evaluated here).
 Locks stay on the metastore's database (HIVE_LOCKS), as Hive's HBaseStore left locks and
 transactions to its RDBMS TxnHandler.
 
-Consistency (HBase has no foreign keys and no transactions across rows): the directory side
-goes first on create (the directory exists before any metadata names it) and last on drop
-(metadata first, then the directory).  Within HBase an SD is counted before the row that
-references it and released after; a table row is written before its partitions, and a drop
-deletes the table row first, then its partitions and statistics (a partition writer checks
-its table after writing and takes its rows back if the table went: ``_attached``).  A crash
-in between leaves only rows nothing reaches (an SD with a stale count, statistics or
-partitions of a table that is gone) or a directory without metadata;
-``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes those rows.
-Directories deleted behind the metastore's back (no inode foreign key here) are not
-followed yet: see the README.
+Consistency (HBase has no foreign keys and no transactions across rows).  The order of
+operations makes sure a reader never sees a live object's rows name a missing directory,
+and a crash leaves only what fsck finds:
+
+* create: the directory first (its own transaction, committed), then the rows;
+* drop: the rows first, then the directory;
+* rename/move (``alter_table``, ``rename_partition``): the directory move runs in a database
+  transaction that stays open while the rows naming the new place are written, and commits
+  after them (``_moving``); a failed HBase write rolls the move back;
+* within HBase an SD is counted before the row that references it and released after; a
+  table row is written before its partitions, and a drop deletes the table row first, then
+  its partitions and statistics (a partition writer checks its table after writing and
+  takes its rows back if the table went: ``_attached``).
+
+A crash in between leaves only rows nothing reaches (an SD with a stale count, statistics or
+partitions of a table that is gone), a directory without metadata, or -- a crash after a
+rename's rows and before its commit -- rows naming a directory that does not exist.
+``hopshive-metatool fsck-hbase --repair`` (``hbase/fsck.py``) finds and removes all of
+those; the last kind is also what a directory deleted or moved behind the metastore's back
+leaves (no inode foreign key here): the cleaner (``hopshive.cleaner.hbase``) follows every
+directory delete and move in the binlog and drops the metadata at or below it whose
+directory is gone, re-reading row and directory just before (a rename in flight has
+rewritten its rows before its directory move becomes visible), and its sweeps run the same
+check over everything.
 
 Several instances share the tables (the cluster runs one per metastore host): every object
 row is one cell written with ``checkAndPut`` and descriptors are counted with
@@ -175,6 +188,15 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
     def _dirs(self, work):
         """Directory operations run on the namespace's database, in their own transaction."""
         return self.db.run(work)
+
+    @contextlib.contextmanager
+    def _moving(self):
+        """A directory move that commits only after the metadata naming its new place is
+        written (yields ``in_move(work)``, running ``work(tx)`` in the open transaction).  The
+        cleaner, which drops metadata whose directory is gone, sees the move only at commit,
+        when no row names the old place any more; a failed HBase write rolls the move back."""
+        with self.db.transaction() as tx:
+            yield lambda work: work(tx)
 
     def _scan(self, table, start: bytes, stop: bytes, filter_text: bytes | None = None, columns=None):
         return table.scan(row_start=start or None, row_stop=stop or None, filter=filter_text, columns=columns,
@@ -365,26 +387,27 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
             if not new_sd.location and old.tableType != "VIRTUAL_VIEW":
                 new_sd.location = old_location
             managed = is_managed(new_table.tableType)
-            if renamed and managed and old_location and new_sd.location in (None, "", old_location):
-                new_sd.location = Locations.child(target.locationUri, new_name)
-                if not self._dirs(lambda tx: dirs.rename(tx, old_location, new_sd.location, lambda *a: None)):
-                    new_sd.location = old_location
-            elif new_sd.location != old_location:
-                self._dirs(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed))
-            stored = copy.copy(new_table)
-            stored.sd = new_sd
-            # the table row first (the parent), then its partitions and statistics
-            if not self._put(t, "tbls", new_key, stored, None if renamed else old_record.raw):
+            with self._moving() as in_move:
+                if renamed and managed and old_location and new_sd.location in (None, "", old_location):
+                    new_sd.location = Locations.child(target.locationUri, new_name)
+                    if not in_move(lambda tx: dirs.rename(tx, old_location, new_sd.location, lambda *a: None)):
+                        new_sd.location = old_location
+                elif new_sd.location != old_location:
+                    in_move(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed))
+                stored = copy.copy(new_table)
+                stored.sd = new_sd
+                # the table row first (the parent), then its partitions and statistics
+                if not self._put(t, "tbls", new_key, stored, None if renamed else old_record.raw):
+                    if renamed:
+                        raise AlreadyExists(f"new table {new_db}.{new_name} already exists")
+                    raise _changed(f"Table {db_name}.{name}")
+                parts = list(self._scan(t("parts"), *self._part_range(db_name, name)))
+                if renamed or new_sd.location != old_location or cascade:
+                    self._move_partitions(t, old, stored, parts, cascade)
                 if renamed:
-                    raise AlreadyExists(f"new table {new_db}.{new_name} already exists")
-                raise _changed(f"Table {db_name}.{name}")
-            parts = list(self._scan(t("parts"), *self._part_range(db_name, name)))
-            if renamed or new_sd.location != old_location or cascade:
-                self._move_partitions(t, old, stored, parts, cascade)
-            if renamed:
-                self._move_stats(t, db_name, name, new_db, new_name)
-                t("tbls").delete(_s(db_name) + _s(name))
-            self._release_sd(t, old_record.sd)
+                    self._move_stats(t, db_name, name, new_db, new_name)
+                    t("tbls").delete(_s(db_name) + _s(name))
+                self._release_sd(t, old_record.sd)
         with self._writing(db_name, name):
             self._hb(work)
 

@@ -1,43 +1,40 @@
 """fsck for the HBase store: what a crash between two HBase writes (no transaction spans
-rows) can leave behind, found by reading every store table, and repaired on request.
+rows) can leave behind, and metadata whose directory is gone; repaired on request.
 
-Findings (all repairable): ``orphan table`` (its database is gone), ``orphan partition``
-(its table is gone), ``orphan statistics`` (table or partition gone), ``orphan function``
-(database gone), ``descriptor count`` (an SD's reference counter differs from the rows, orphans not
-counted, that reference it; repaired by setting it), ``unused descriptor`` (no reference but
-a counter above 0 or content: a crash between two writes; deleted).  Report only:
-``missing descriptor`` (a row references an SD hash that is not stored).  Descriptors
-released in the normal way (counter 0, content emptied: ``records``) are not findings;
-``--repair`` deletes them too.
+Integrity findings (``find``; all repairable): ``orphan table`` (its database is gone),
+``orphan partition`` (its table is gone), ``orphan statistics`` (table or partition gone),
+``orphan function`` (database gone), ``descriptor count`` (an SD's reference counter differs
+from the rows, orphans not counted, that reference it; repaired by setting it), ``unused
+descriptor`` (no reference but a counter above 0 or content: a crash between two writes;
+deleted).  Report only: ``missing descriptor`` (a row references an SD hash that is not
+stored).  Descriptors released in the normal way (counter 0, content emptied: ``records``)
+are not findings; ``repair`` deletes them too.  Run those when no DDL is in flight: a write
+between the reads can look like an orphan.
 
-With the namespace (``--config`` of a metastore instance): ``table without directory`` and
-``partition without directory`` -- metadata whose directory in the HopsHive namespace was
-deleted or moved behind the metastore's back (the MariaDB store's inode foreign keys do this
-at once; the HBase store has none).  Repair drops that metadata, keeping the data (there is
-none).  This is the recovery for a crash between a directory change and its HBase write,
-whose order the store's module docstring gives.
-
-Run it when no DDL is in flight: a write between the reads can look like an orphan.
+Directory findings (``without_directory``, with the namespace's database): ``database
+without directory``, ``table without directory``, ``partition without directory`` --
+metadata whose directory in the HopsHive namespace was deleted or moved behind the
+metastore's back (the MariaDB store's inode foreign keys do this at once; the HBase store
+has none).  Repair drops that metadata through the store, keeping the data (there is none),
+as the MariaDB store's cascade does (a database takes its tables).  The cleaner runs exactly
+this: limited to the directories an event names (``under``), and in full in its sweeps;
+``hopshive-metatool fsck-hbase`` runs it in full.  It is safe while DDL runs: each drop
+re-reads the row and the directory first (``repair``), and the store changes a directory
+and its metadata in an order that never shows a live object without its directory (see
+``hbase_store``'s module docstring).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Sequence
 
+from ...fsck import ROOT_ID, directory_id
 from . import rowkey
 from .records import RECORD as OBJ, REFS, Record, decode
 
-
-def _gone(namespace, locations, record: Record) -> bool:
-    """Whether the row's location is in our namespace and its directory does not exist."""
-    uri = record.location
-    if not uri:
-        return False
-    location = locations.parse(uri)
-    if not location.ours:
-        return False
-    return namespace.db.run(lambda tx: namespace.resolve(tx, location.path), readonly=True) is None
+NO_DIRECTORY = ("database without directory", "table without directory", "partition without directory")
 
 
 @dataclass
@@ -48,7 +45,8 @@ class Finding:
     what: str
     repairable: bool = True
     value: int | None = None   # descriptor count: the right value
-    target: tuple = ()         # without directory: (db, table) or (db, table, values)
+    target: tuple = ()         # without directory: (db,), (db, table) or (db, table, values)
+    path: str = ""             # without directory: the directory that is gone
 
 
 @dataclass
@@ -69,27 +67,24 @@ def _strings(key: bytes, count: int) -> list[str]:
     return out
 
 
-def find(store, namespace=None, locations=None) -> HBaseReport:
+def find(store, db=None, locations=None) -> HBaseReport:
     """Read every table of ``store`` (an HBaseStore) and report what is inconsistent; with
-    ``namespace`` and ``locations`` (the metastore's) also metadata whose directory is gone."""
+    ``db`` (the namespace's database) and ``locations`` (the metastore's) also metadata
+    whose directory is gone."""
     from ...api import api
 
     report = HBaseReport()
 
     def work(t):
         dbs = {k for k, _ in t("dbs").scan(filter=b"KeyOnlyFilter()")}
-        tables, refs = {}, Counter()
-        for key, data in t("tbls").scan():
-            record = Record.of(data)
+        tables, refs = set(), Counter()
+        for key, data in t("tbls").scan(columns=[OBJ]):
             db_name, name = _strings(key, 2)
             if rowkey.encode_string(db_name) not in dbs:     # its partitions go with it
                 report.findings.append(Finding("orphan table", "tbls", key, f"{db_name}.{name}"))
                 continue
-            tables[(db_name, name)] = key
-            refs[record.sd] += 1
-            if namespace is not None and _gone(namespace, locations, record):
-                report.findings.append(Finding("table without directory", "tbls", key,
-                                               f"{db_name}.{name} {record.location}", target=(db_name, name)))
+            tables.add((db_name, name))
+            refs[Record.of(data).sd] += 1
         part_names = set()
         for key, data in t("parts").scan(columns=[OBJ]):
             record = Record.of(data)
@@ -100,10 +95,6 @@ def find(store, namespace=None, locations=None) -> HBaseReport:
                 continue
             part_names.add((part.dbName, part.tableName, record.name))
             refs[record.sd] += 1
-            if namespace is not None and _gone(namespace, locations, record):
-                report.findings.append(Finding("partition without directory", "parts", key,
-                                               f"{part.dbName}.{part.tableName} {record.location}",
-                                               target=(part.dbName, part.tableName, tuple(part.values))))
         for key, _ in t("stats").scan(filter=b"KeyOnlyFilter()"):
             db_name, name, part = _strings(key, 3)
             if (db_name, name) not in tables or (part and (db_name, name, part) not in part_names):
@@ -129,28 +120,160 @@ def find(store, namespace=None, locations=None) -> HBaseReport:
                 report.findings.append(Finding("descriptor count", "sds", digest,
                                                f"counter {count}, {refs[digest]} reference(s)", value=refs[digest]))
     store._hb(work)
+    if db is not None:
+        report.findings += without_directory(store, db, locations).findings
     return report
 
 
-def repair(store, report: HBaseReport) -> dict[str, int]:
-    """Apply the repairable findings; returns how many of each kind."""
-    done: Counter = Counter()
+class Directories:
+    """Whether directories exist, read a parent's subdirectories at a time and cached: a
+    pass over 100k partitions costs one query per parent directory.  A cached answer can be
+    stale; ``repair`` re-checks with a fresh lookup before it drops anything."""
 
-    gone_tables = {f.target for f in report.findings if f.kind == "table without directory"}
-    for finding in report.findings:      # through the store: partitions, statistics, SDs go too
-        if finding.kind == "table without directory":
+    def __init__(self, db):
+        self.db = db
+        self._ids: dict[str, int | None] = {"": ROOT_ID}
+        self._children: dict[int, dict[str, int]] = {}
+
+    def _id(self, path: str) -> int | None:
+        if path in self._ids:
+            return self._ids[path]
+        parent, _, name = path.rpartition("/")
+        parent_id = self._id(parent)
+        if parent_id is None:
+            found = None
+        else:
+            if parent_id not in self._children:
+                self._children[parent_id] = dict(self.db.run(lambda tx: tx.query(
+                    "SELECT name, id FROM hops.hdfs_inodes WHERE parent_id=%s AND is_dir=1", (parent_id,)),
+                    readonly=True))
+            found = self._children[parent_id].get(name)
+        self._ids[path] = found
+        return found
+
+    def exists(self, path: str) -> bool:
+        return self._id("/".join(c for c in path.split("/") if c)) is not None
+
+
+def _path(locations, uri: str | None) -> str | None:
+    """The namespace path of a stored location; None when it is foreign or empty."""
+    if not uri:
+        return None
+    try:
+        return locations.parse(uri).path
+    except Exception:  # noqa: BLE001 -- a malformed stored location is not ours to judge
+        return None
+
+
+def _below(path: str, prefixes: Sequence[str] | None) -> bool:
+    return prefixes is None or any(p == "/" or path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def _above(path: str, prefixes: Sequence[str]) -> bool:
+    return any(p.startswith(path.rstrip("/") + "/") for p in prefixes)
+
+
+def without_directory(store, db, locations, under: Sequence[str] | None = None) -> HBaseReport:
+    """Databases, tables and partitions whose location is in the namespace and whose
+    directory does not exist.  With ``under`` (paths of directories deleted or moved), only
+    objects at or below those paths are looked at: every database and table row (few), and
+    the partitions of the tables stored above one of the paths."""
+    from ...api import api
+
+    prefixes = None if under is None else sorted({"/" + "/".join(c for c in p.split("/") if c) for p in under})
+    dirs = Directories(db)
+    report = HBaseReport()
+    add = report.findings.append
+
+    def work(t):
+        dropped_dbs, dropped_tables, scan = set(), set(), []
+        for key, data in t("dbs").scan(columns=[OBJ]):
+            database = decode(api.Database, data[OBJ])
+            path = _path(locations, database.locationUri)
+            if path and path != "/" and _below(path, prefixes) and not dirs.exists(path):
+                add(Finding("database without directory", "dbs", key, f"{database.name} {database.locationUri}",
+                            target=(database.name,), path=path))
+                dropped_dbs.add(database.name)
+        for key, data in t("tbls").scan(columns=[OBJ]):
+            db_name, name = _strings(key, 2)
+            location = Record.of(data).location
+            path = _path(locations, location)
+            if db_name in dropped_dbs:
+                continue
+            if path and _below(path, prefixes) and not dirs.exists(path):
+                add(Finding("table without directory", "tbls", key, f"{db_name}.{name} {location}",
+                            target=(db_name, name), path=path))
+                dropped_tables.add((db_name, name))
+            elif prefixes is not None and path and _above(path, prefixes):
+                scan.append(rowkey.table_prefix(db_name, name))
+        ranges = [(b"", b"")] if prefixes is None else [(p, rowkey.prefix_successor(p)) for p in scan]
+        for start, stop in ranges:
+            for key, data in store._scan(t("parts"), start, stop, columns=[OBJ]):
+                db_name, name = _strings(key, 2)
+                record = Record.of(data)
+                path = _path(locations, record.location)
+                if db_name in dropped_dbs or (db_name, name) in dropped_tables or not path \
+                        or not _below(path, prefixes) or dirs.exists(path):
+                    continue
+                part = decode(api.Partition, record.blob)
+                add(Finding("partition without directory", "parts", key, f"{db_name}.{name} {record.location}",
+                            target=(db_name, name, tuple(part.values)), path=path))
+    store._hb(work)
+    return report
+
+
+def _still_gone(store, db, locations, finding: Finding) -> bool:
+    """Re-read the finding's row and directory now: the row still names the same missing
+    directory (a rename by the metastore writes the new location before its directory move
+    commits, so a moved object is never taken for a lost one)."""
+    from ...api import api
+
+    def row(t):
+        data = t(finding.table).row(finding.row, columns=[OBJ])
+        if not data:
+            return None
+        if finding.table == "dbs":
+            return decode(api.Database, data[OBJ]).locationUri
+        return Record.of(data).location
+    uri = store._hb(row)
+    return bool(uri) and _path(locations, uri) == finding.path and \
+        db.run(lambda tx: directory_id(tx, finding.path), readonly=True) is None
+
+
+def drop_without_directory(store, report: HBaseReport, db, locations) -> list[Finding]:
+    """Drop the objects the report found without a directory, through the store (a database
+    with its tables, a table with its partitions), each after a fresh re-check of its row
+    and directory; returns the findings dropped."""
+    done: list[Finding] = []
+    gone_dbs = {f.target[0] for f in report.findings if f.kind == NO_DIRECTORY[0]}
+    gone_tables = {f.target for f in report.findings if f.kind == NO_DIRECTORY[1]}
+    for finding in report.findings:
+        if finding.kind not in NO_DIRECTORY:
+            continue
+        covered = finding.target[0] in gone_dbs if finding.kind != NO_DIRECTORY[0] else False
+        if covered or finding.kind == NO_DIRECTORY[2] and finding.target[:2] in gone_tables \
+                or not _still_gone(store, db, locations, finding):
+            continue
+        if finding.kind == NO_DIRECTORY[0]:
+            store.drop_database(finding.target[0], None, True)
+        elif finding.kind == NO_DIRECTORY[1]:
             store.drop_table(*finding.target, None)
-            done[finding.kind] += 1
-        elif finding.kind == "partition without directory" and finding.target[:2] not in gone_tables:
+        else:
             store.drop_partitions(finding.target[0], finding.target[1], [list(finding.target[2])], None,
                                   if_exists=True)
-            done[finding.kind] += 1
+        done.append(finding)
+    return done
+
+
+def repair(store, report: HBaseReport, db=None, locations=None) -> dict[str, int]:
+    """Apply the repairable findings; returns how many of each kind."""
+    done = Counter(f.kind for f in (drop_without_directory(store, report, db, locations) if db is not None else []))
     if done:      # those drops changed counters: read the store again for the rest
         report = find(store)
 
     def work(t):
         for finding in report.findings:
-            if not finding.repairable or finding.kind.endswith("without directory"):
+            if not finding.repairable or finding.kind in NO_DIRECTORY:
                 continue
             if finding.kind == "descriptor count":
                 t("sds").counter_set(finding.row, REFS, finding.value)

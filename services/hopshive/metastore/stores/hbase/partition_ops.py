@@ -1,5 +1,5 @@
 """The HBase store's partitions (a part of ``HBaseStore``, which it relies on for ``_hb``,
-``_table``, ``_put``, ``_partitions``' descriptors and the statistics it moves): adds,
+``_table``, ``_put``, ``_moving``, descriptors and the statistics it moves): adds,
 reads by values, names and filters (the planner's Gets and Scans), alters, renames, drops.
 Row layout and the order of operations: ``hbase_store``'s module docstring."""
 
@@ -267,22 +267,23 @@ class PartitionOps:
             part.values, part.dbName, part.tableName = new_values, db_name, table_name
             part.sd = copy.deepcopy(new_part.sd) if new_part.sd else copy.deepcopy(old.sd)
             old_location = old.sd.location if old.sd else None
-            if is_managed(table.tableType) and old_location and table.sd and table.sd.location:
-                target = Locations.child(table.sd.location, new_name)
-                if self._dirs(lambda tx: dirs.rename(tx, old_location, target, lambda *a: None)) \
-                        or part.sd.location == old_location:
-                    part.sd.location = target
-            part.sd.location = part.sd.location or old_location
-            if not self._put(t, "parts", new_key, part, None if new_key != old_key else record.raw, new_name):
+            with self._moving() as in_move:
+                if is_managed(table.tableType) and old_location and table.sd and table.sd.location:
+                    target = Locations.child(table.sd.location, new_name)
+                    if in_move(lambda tx: dirs.rename(tx, old_location, target, lambda *a: None)) \
+                            or part.sd.location == old_location:
+                        part.sd.location = target
+                part.sd.location = part.sd.location or old_location
+                if not self._put(t, "parts", new_key, part, None if new_key != old_key else record.raw, new_name):
+                    if new_key != old_key:
+                        raise exists
+                    raise changed(f"Partition {new_name} of {db_name}.{table_name}")
                 if new_key != old_key:
-                    raise exists
-                raise changed(f"Partition {new_name} of {db_name}.{table_name}")
-            if new_key != old_key:
-                t("parts").delete(old_key)
-                self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
-                                 new_name)
-                self._attached(t, db_name, table_name, [new_key])
-            self._release_sd(t, record.sd)
+                    t("parts").delete(old_key)
+                    self._move_stats(t, db_name, table_name, db_name, table_name, make_part_name(keys, old_values),
+                                     new_name)
+                    self._attached(t, db_name, table_name, [new_key])
+                self._release_sd(t, record.sd)
         with self._writing(db_name, table_name):
             self._hb(work)
 
