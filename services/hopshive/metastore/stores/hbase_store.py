@@ -28,7 +28,11 @@ location is hashed and stored once with a reference count; tables and partitions
 location next to the hash.  A partition row key is ``db + table + typed values`` (see
 ``hbase.rowkey``): a table's partitions are one contiguous key range, in typed order, and
 partition filters run as the Gets and Scans of ``hbase.planner`` (HBase's own RowFilters
-for later columns; the residual the filter language cannot hold evaluated here).
+for later columns; the residual the filter language cannot hold evaluated here).  The plans
+are the seed's (HIVE-9452's example table) except in three rows where the seed's own
+notation shows a slip that returns wrong partitions -- ``p1 = 10`` over several partition
+columns stops at ``X10+``, not ``X+``; ``p1 > 10`` starts at ``X10+`` (also inside ``p1 > 10
+or p1 < 20`` and ``p1 > 10 and condition1``): the planner's docstring gives each.
 
 Locks stay on the metastore's database (HIVE_LOCKS), as Hive's HBaseStore left locks and
 transactions to its RDBMS TxnHandler.
