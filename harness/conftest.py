@@ -17,7 +17,7 @@ import requests
 
 from harness.support import inodes, metastore as ms, metrics, targets as target_config
 from harness.support.platform import PlatformAdmin
-from harness.support.spark import session
+from harness.support.spark import Reference, hive_session, session, spark_conf_problem
 from harness.support.webhdfs import WebHdfs
 
 HERE = Path(__file__).parent
@@ -189,33 +189,30 @@ def spark_home(webhdfs, targets, root) -> str:
 
 @pytest.fixture(scope="session")
 def hive_spark(targets, root, metastores, spark_home, tmp_path_factory):
-    """One Spark session with Hive support on the deployed metastores, in a JVM of its own
-    (a JVM holds one SparkContext, and the `spark` fixture's has the in-memory catalog),
-    acting as ``targets.spark_user`` -- not a superuser, so the metastore's storage-based
-    authorization judges every call it makes.  Where the deployment wrote the Spark client
-    configuration on this machine (roles/spark) the session takes everything but its
-    warehouse from there, as a user's pyspark would; otherwise it is configured from the
-    targets.  Started here, awaited on first use."""
-    pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
-    from tests.support.spark_extension import build_jar, session_args
-    from tests.support.spark_workload import SparkProcess
-
-    warehouse = targets.uri(f"{root}/hive-warehouse")
-    if targets.spark_conf_dir:
-        if not (Path(targets.spark_conf_dir) / "spark-defaults.conf").exists():
-            _unavailable(targets, f"no Spark client configuration in {targets.spark_conf_dir} (roles/spark)")
-        args, conf_dir = ["--catalog", "defaults", "--warehouse", warehouse], targets.spark_conf_dir
-    else:
-        args = ["--catalog", "hive", "--uris", targets.metastore_uris, "--warehouse", warehouse,
-                "--conf", f"spark.hadoop.fs.defaultFS=webhdfs://{targets.authority}",
-                "--conf", "spark.hadoop.hive.metastore.failure.retries=3",
-                "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s",
-                *session_args(build_jar(tmp_path_factory.mktemp("spark-extension")))]
-        conf_dir = None
-    log = tmp_path_factory.mktemp("hive-spark") / "spark.log"
-    process = SparkProcess(args, log, conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.spark_user})
+    """One Spark session with Hive support on the deployed metastores (a JVM holds one
+    SparkContext, and the `spark` fixture's has the in-memory catalog), acting as
+    ``targets.spark_user`` -- not a superuser, so the metastore's storage-based
+    authorization judges every call it makes."""
+    if problem := spark_conf_problem(targets):
+        _unavailable(targets, problem)
+    process = hive_session(targets, targets.metastore_uris, targets.uri(f"{root}/hive-warehouse"),
+                           tmp_path_factory.mktemp("hive-spark"))
     yield process
     process.close()
+
+
+@pytest.fixture(scope="session")
+def workload_prefix(run_id) -> str:
+    """The prefix of the Spark workload's databases (<prefix>w1, <prefix>w2), unique to the run."""
+    return f"hh_{run_id}_spark_"
+
+
+@pytest.fixture(scope="session")
+def spark_reference(tmp_path_factory, workload_prefix):
+    pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
+    reference = Reference(tmp_path_factory.mktemp("spark-reference"), workload_prefix)
+    yield reference
+    reference.session.close()
 
 
 # ------------------------------------------------------------------ platform

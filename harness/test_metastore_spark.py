@@ -15,57 +15,37 @@ import pytest
 from pymetastore.hive_metastore import ttypes as api
 
 from harness.support import metastore as ms
-from tests.support.spark_workload import PHASES, SparkProcess, assert_same_results
+from harness.support.spark import SPARK_TIMEOUT, remove_run_trash
+from tests.support.spark_workload import PHASES, assert_same_results
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
-TIMEOUT = 900
 
 
 @pytest.fixture(scope="module")
-def prefix(run_id) -> str:
-    return f"hh_{run_id}_spark_"
+def prefix(workload_prefix) -> str:
+    return workload_prefix
 
 
 @pytest.fixture(scope="module")
-def reference_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("spark-reference")
-
-
-@pytest.fixture(scope="module")
-def reference(reference_dir):
-    """Spark's built-in catalog (embedded Derby) on local disk, in a JVM of its own: the
-    reference.  Started by the first test, so it boots while the Hive session does."""
-    session = SparkProcess(["--catalog", "derby", "--derby", str(reference_dir / "derby"),
-                            "--warehouse", (reference_dir / "warehouse").as_uri()], reference_dir / "spark.log")
-    yield session
-    session.close()
-
-
-@pytest.fixture(scope="module")
-def workload(hive_spark, reference, reference_dir, targets, root, prefix, metastores, webhdfs, db, spark_home):
+def workload(hive_spark, spark_reference, targets, root, prefix, metastores, webhdfs, db, spark_home):
     """(ours, reference): the workload's results on the deployment and on the built-in
-    catalog, both sessions working side by side."""
+    catalog (conftest's run, shared with the HBase-store scenario), the sessions working
+    side by side."""
     started = ms.now(db)
     ms.drop_databases(metastores[0], targets.user, prefix)
-    runs = [(hive_spark, targets.uri(f"{spark_home}/ext")),
-            (reference, (reference_dir / "data" / "ext").as_uri())]
-    for session, ext in runs:
-        session.ready(TIMEOUT)
-        session.submit(PHASES, ext, prefix)
-    results = tuple(session.result(TIMEOUT) for session, _ in runs)
-    reference.close()   # its JVM is not needed any more
+    spark_reference.start()
+    hive_spark.ready(SPARK_TIMEOUT)
+    hive_spark.submit(PHASES, targets.uri(f"{spark_home}/ext"), prefix)
+    results = hive_spark.result(SPARK_TIMEOUT), spark_reference.results()
     yield results
     ms.drop_databases(metastores[0], targets.user, prefix)
     ms.sweep_orphans(targets.db, started)   # what foreign keys cannot reach (fsck repair, the cleaner's job)
-    # Hive serde INSERT OVERWRITE moves the old files to the user's trash, mirroring the path
-    trash = f"/user/{targets.spark_user}/.Trash"
-    for entry in webhdfs.list(trash) if webhdfs.status(trash) else []:
-        webhdfs.delete(f"{trash}/{entry['pathSuffix']}{root}", recursive=True)
+    remove_run_trash(webhdfs, targets.spark_user, root)
 
 
-def test_spark_uses_the_deployed_metastores(hive_spark, reference, targets, metastores, root, prefix):
+def test_spark_uses_the_deployed_metastores(hive_spark, spark_reference, targets, metastores, root, prefix):
     """The session's catalog is the deployed metastore: what Spark creates, Thrift sees."""
-    info = hive_spark.ready(TIMEOUT)
+    info = hive_spark.ready(SPARK_TIMEOUT)
     if targets.spark_conf_dir:   # configured by the deployment's files alone
         assert info["spark_conf_dir"] == targets.spark_conf_dir
         assert info["catalog"] == "hive", info
@@ -73,13 +53,13 @@ def test_spark_uses_the_deployed_metastores(hive_spark, reference, targets, meta
         assert info["default_fs"] == f"webhdfs://{targets.authority}", info
         assert int(info["failure_retries"]) >= 1, info
     name = f"{prefix}probe"
-    result = hive_spark.run({"probe": [f"CREATE DATABASE {name}", "SHOW DATABASES"]}, timeout=TIMEOUT)["probe"]
+    result = hive_spark.run({"probe": [f"CREATE DATABASE {name}", "SHOW DATABASES"]}, timeout=SPARK_TIMEOUT)["probe"]
     try:
         assert result[f"CREATE DATABASE {name}"] == [], result
         with ms.client(metastores[-1], targets.user) as client:
             assert client.get_database(name).locationUri == targets.uri(f"{root}/hive-warehouse/{name}.db")
     finally:
-        hive_spark.run({"cleanup": [f"DROP DATABASE IF EXISTS {name} CASCADE"]}, timeout=TIMEOUT)
+        hive_spark.run({"cleanup": [f"DROP DATABASE IF EXISTS {name} CASCADE"]}, timeout=SPARK_TIMEOUT)
 
 
 @pytest.mark.parametrize("phase", ["prepare", "setup", "queries", "teardown"])
@@ -111,7 +91,7 @@ def test_spark_gets_hives_permission_error_on_a_database_it_cannot_write(hive_sp
         owner.create_database(api.Database(name=name, locationUri=targets.uri(path), parameters={}))
     try:
         result = hive_spark.run({"locked": [f"SHOW TABLES IN {name}", f"CREATE TABLE {name}.t (a INT)"]},
-                                timeout=TIMEOUT)["locked"]
+                                timeout=SPARK_TIMEOUT)["locked"]
         assert result[f"SHOW TABLES IN {name}"] == [], result
         refused = result[f"CREATE TABLE {name}.t (a INT)"]
         assert "error" in refused, refused

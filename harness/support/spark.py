@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import unquote
 
+import pytest
+
 from .targets import Targets
+
+SPARK_TIMEOUT = 900
 
 
 def session(targets: Targets, warehouse: str, app: str = "hopshive-harness"):
@@ -67,3 +72,68 @@ def _strip_authority(uri: str) -> str:
         return uri.split(":", 1)[-1] if uri.startswith("file:") else uri
     rest = uri.split("://", 1)[1]
     return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+
+
+def spark_conf_problem(targets) -> str | None:
+    """Why the deployment's Spark client configuration cannot be used, if it is expected."""
+    if targets.spark_conf_dir and not (Path(targets.spark_conf_dir) / "spark-defaults.conf").exists():
+        return f"no Spark client configuration in {targets.spark_conf_dir} (roles/spark)"
+    return None
+
+
+def remove_run_trash(webhdfs, user: str, root: str) -> None:
+    """Hive serde INSERT OVERWRITE moves the old files to the user's trash, mirroring the
+    path: remove what a run's workload put there."""
+    trash = f"/user/{user}/.Trash"
+    for entry in webhdfs.list(trash) if webhdfs.status(trash) else []:
+        webhdfs.delete(f"{trash}/{entry['pathSuffix']}{root}", recursive=True)
+
+
+def hive_session(targets, uris: str, warehouse: str, work: Path):
+    """A Spark session with Hive support on the metastores ``uris``, in a JVM of its own,
+    acting as ``targets.spark_user``.  Where the deployment wrote the Spark client
+    configuration on this machine (roles/spark) it takes everything but its warehouse and
+    metastores from there, as a user's pyspark would; otherwise it is configured from the
+    targets.  Started here, awaited on first use."""
+    pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
+    from tests.support.spark_extension import build_jar, session_args
+    from tests.support.spark_workload import SparkProcess
+
+    if targets.spark_conf_dir:
+        args, conf_dir = ["--catalog", "defaults", "--warehouse", warehouse], targets.spark_conf_dir
+        if uris != targets.metastore_uris:
+            args += ["--conf", f"spark.hadoop.hive.metastore.uris={uris}"]
+    else:
+        args = ["--catalog", "hive", "--uris", uris, "--warehouse", warehouse,
+                "--conf", f"spark.hadoop.fs.defaultFS=webhdfs://{targets.authority}",
+                "--conf", "spark.hadoop.hive.metastore.failure.retries=3",
+                "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s",
+                *session_args(build_jar(work / "spark-extension"))]
+        conf_dir = None
+    return SparkProcess(args, work / "spark.log", conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.spark_user})
+
+
+class Reference:
+    """Spark's built-in catalog (embedded Derby) on local disk, in a JVM of its own: the
+    reference every Hive session's run of the workload is compared with.  The first user
+    starts its run (so it works while the Hive session does); the answers are kept."""
+
+    def __init__(self, work: Path, prefix: str):
+        from tests.support.spark_workload import SparkProcess
+        self.work, self.prefix, self.answers, self.submitted = work, prefix, None, False
+        self.session = SparkProcess(["--catalog", "derby", "--derby", str(work / "derby"),
+                                     "--warehouse", (work / "warehouse").as_uri()], work / "spark.log")
+
+    def start(self) -> None:
+        from tests.support.spark_workload import PHASES
+        if not self.submitted:
+            self.session.ready(SPARK_TIMEOUT)
+            self.session.submit(PHASES, (self.work / "data" / "ext").as_uri(), self.prefix)
+            self.submitted = True
+
+    def results(self) -> dict:
+        if self.answers is None:
+            self.start()
+            self.answers = self.session.result(SPARK_TIMEOUT)
+            self.session.close()   # its JVM is not needed any more
+        return self.answers

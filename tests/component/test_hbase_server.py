@@ -233,22 +233,93 @@ def test_restart_and_kill9_keep_acknowledged_writes(tmp_path):
         process.stop()
 
 
-def test_key_field_filter_skips_ahead(table, server):
-    """Ours: a condition on the second field of a trailer key reads about two rows per value
-    of the first field (seek hints), not the whole range."""
+def test_regex_row_filter_reads_only_rows_it_can_match(table, server):
+    """A condition on the second field of the metastore's keys, as the planner writes it (an
+    anchored regexstring RowFilter, HBase's own), returns exactly the matching rows, and this
+    server reads about one more row per value of the first field (seek hints), not the range."""
+    from decimal import Decimal
+
     from hopshive.metastore.filter.keytypes import key_type
-    from hopshive.metastore.stores.hbase import rowkey
+    from hopshive.metastore.stores.hbase import keyregex, rowkey
 
     kinds = [key_type("int"), key_type("int")]
     with table.batch() as batch:
         for a in range(20):
             for b in range(50):
                 batch.put(rowkey.row_key("d", "t", kinds, [str(a), str(b)]), {b"f:a": b"%d/%d" % (a, b)})
-    low = rowkey.encode_field(kinds[1], "10").replace(b"'", b"''")
-    high = rowkey.encode_field(kinds[1], "12").replace(b"'", b"''")
-    text = b"KeyFieldFilter(1, >=, 'binary:" + low + b"') AND KeyFieldFilter(1, <, 'binary:" + high + b"')"
+    prefix = rowkey.table_prefix("d", "t")
+    low, high = (keyregex.compare(op, rowkey.encode_typed("number", Decimal(v))) for op, v in ((">=", 10), ("<", 12)))
+    text = keyregex.row_filter(prefix, kinds, 1, low) + b" AND " + keyregex.row_filter(prefix, kinds, 1, high)
     found = [d[b"f:a"] for _, d in table.scan(filter=text)]
     assert found == [b"%d/%d" % (a, b) for a in range(20) for b in (10, 11)]
     closed = [line for line in server.log_path.read_text().splitlines() if '"scanner closed"' in line]
     last = json.loads(closed[-1])
     assert last["rows_returned"] == 40 and last["rows_read"] <= 2 * 40, last
+
+
+@pytest.mark.parametrize("text,rows", [
+    # HBase decodes rows as UTF-8: every invalid byte is U+FFFD, valid multi-byte text is one character
+    ("RowFilter(=, 'regexstring:^r\\x{fffd}x')", [b"r\xffx", b"r\xfex"]),
+    ("RowFilter(=, 'regexstring:^r\u00e9x')", [b"r\xc3\xa9x"]),        # the pattern's bytes are UTF-8 too
+    ("RowFilter(=, 'regexstring:^r.x$')", [b"r\xffx", b"r\xfex", b"r\xc3\xa9x", b"r\nx"]),   # DOTALL
+    ("RowFilter(=, 'regexstring:\\Qr\\E[^a]')", [b"r\xffx", b"r\xfex", b"r\xc3\xa9x", b"r\nx"]),
+    ("RowFilter(!=, 'regexstring:x')", [b"ra"]),
+    ("RowFilter(=, 'substring:\u00c9')", [b"r\xc3\xa9x"]),            # case-insensitive on the UTF-8 text
+])
+def test_regexes_see_rows_as_hbase_does(table, text, rows):
+    with table.batch() as batch:
+        for row in (b"r\xffx", b"r\xfex", b"r\xc3\xa9x", b"r\nx", b"ra"):
+            batch.put(row, {b"f:a": b"1"})
+    assert sorted(k for k, _ in table.scan(filter=text.encode("utf-8"))) == sorted(rows)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("RowFilter(=, 'regexstring:(?i)a')", "not supported"),          # inline flags: Java-only meaning
+    ("RowFilter(=, 'regexstring:(a)\\1')", "back-references"),
+    ("RowFilter(=, 'binary:a') or RowFilter(=, 'binary:b')", "does not parse"),   # HBase's OR is upper case
+    ("RowFilter(=, 'BINARY:a')", "expected binary:"),
+    ("ColumnRangeFilter('a', true, 'b', false)", "does not implement"),
+])
+def test_what_hbase_would_read_otherwise_is_refused(table, text, message):
+    with pytest.raises(Exception, match=message):
+        list(table.scan(filter=text))
+
+
+def test_check_and_put(table):
+    """checkAndPut through happybase's own Thrift client, with HBase's rule for the check."""
+    from happybase.batch import Mutation
+
+    client = table.connection.client
+
+    def cas(expected, value, column=b"f:a"):
+        return client.checkAndPut(table.name, b"r", column, expected, Mutation(column=b"f:a", value=value), {})
+
+    assert cas(None, b"v1")                 # absent: written
+    assert not cas(None, b"v2")             # present: not
+    assert not cas(b"v2", b"v3")            # different value: not
+    assert cas(b"v1", b"v2") and table.row(b"r") == {b"f:a": b"v2"}
+    assert not cas(b"v2", b"v3", column=b"f:other") and cas(b"", b"x", column=b"f:other")   # "" = absent too
+    with pytest.raises(Exception, match="column family 'zz'"):
+        cas(None, b"v", column=b"zz:a")
+
+
+def test_check_and_put_has_one_winner(conn, table, server):
+    """Writers racing to create the same cell: exactly one checkAndPut succeeds."""
+    from happybase.batch import Mutation
+
+    wins = []
+
+    def race(i):
+        connection = happybase.Connection("127.0.0.1", server.port)
+        for row in range(30):
+            if connection.client.checkAndPut(table.name, b"row%d" % row, b"f:a", None,
+                                             Mutation(column=b"f:a", value=b"%d" % i), {}):
+                wins.append((row, i))
+        connection.close()
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(row for row, _ in wins) == list(range(30))
+    assert all(table.row(b"row%d" % row) == {b"f:a": b"%d" % i} for row, i in wins)

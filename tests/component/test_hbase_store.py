@@ -73,38 +73,50 @@ def test_a_restarted_hbase_server_costs_no_call(metastore, hms, hbase_server):
 
 
 def test_explain(metastore, sales, tmp_path, db):
-    text = metastore.store.explain("default", "sales", "region = 'us' and y > 2022")
-    assert text.splitlines()[0] == 'plan: Scan(X2022+, X+).setFilter(region = "us")'
-    assert "KeyFieldFilter(1, =, 'binary:" in text and "residual: none" in text
+    text = metastore.store.explain("default", "sales", "region = 'us' and y > 2022").splitlines()
+    assert text[:3] == ['plan: Scan(X2022+, X+).setFilter(region = "us")',
+                        "scan start (y=2022) exclusive; stop after the table's last partition",
+                        '  in HBase: region = "us"']
+    assert text[3].startswith("  HBase filter: RowFilter(=, 'regexstring:^") and "residual: none" in text[4]
+    assert metastore.store.explain("default", "sales", "y = 2024 and region = 'eu'").splitlines()[1] == \
+        "scan start (y=2024, region=\"eu\") inclusive; stop (y=2024, region=\"eu\") inclusive"
+    assert metastore.store.explain("default", "sales", "y = 2024 and region = 'eu' and d = '2024-01-02'") \
+        .splitlines()[1] == "get 1 row(s): (y=2024, region=\"eu\", d='2024-01-02')"
     config = tmp_path / "metatool.yaml"
     config.write_text(yaml.safe_dump({"database": db.config, "hbase": metastore.config["hbase"]}))
     out = subprocess.run([sys.executable, "-m", "hopshive.metastore.fsck_cli", "explain-filter", "default", "sales",
-                          "d like '2024.*'", "--config", str(config)], capture_output=True, text=True)
+                          "d like '2024.*' and region = 'us'", "--config", str(config)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "plan: Scan(X, X+).setFilter(d like \"2024.*\")" in out.stdout and "re-checks" in out.stdout
+    assert out.stdout.splitlines()[0] == "plan: Scan(X, X+).setFilter(d like \"2024.*\" and region = \"us\")"
+    assert '  residual: d like "2024.*"' in out.stdout.splitlines()
+    assert "the row key holds d as a typed date" in out.stdout
 
 
 def test_fsck_finds_and_repairs_what_a_crash_leaves(metastore, sales, hbase_server, tmp_path, db):
     """A crash between HBase writes leaves unreferenced rows; fsck-hbase finds and repairs them."""
     import struct
 
+    import dataclasses
+
+    from hopshive.metastore.api import api
     from hopshive.metastore.stores.hbase import rowkey
+    from hopshive.metastore.stores.hbase.records import Record
+    from hopshive.metastore.stores.hbase.records import decode as _decode, encode as _encode
 
     prefix = metastore.config["hbase"]["table_prefix"]
     conn = happybase.Connection("127.0.0.1", hbase_server.port)
     parts = conn.table(f"{prefix}parts")
     key, data = next(iter(parts.scan(row_prefix=rowkey.table_prefix("default", "sales"))))
+    record = Record.of(data)
     # a dropped table whose partition row survived, stale statistics, a counter off by two
     orphan = rowkey.table_prefix("default", "gone") + key[len(rowkey.table_prefix("default", "sales")):]
-    from hopshive.metastore.api import api
-    from hopshive.metastore.stores.hbase_store import _decode, _encode
-    part = _decode(api.Partition, data[b"i:obj"])
+    part = _decode(api.Partition, record.blob)
     part.tableName = "gone"
-    parts.put(orphan, {**data, b"i:obj": _encode(part)})
+    parts.put(orphan, {b"i:obj": dataclasses.replace(record, blob=_encode(part)).pack()})
     conn.table(f"{prefix}stats").put(rowkey.encode_string("default") + rowkey.encode_string("gone")
                                      + rowkey.encode_string(""), {b"c:a": b"x"})
     sds = conn.table(f"{prefix}sds")
-    digest = data[b"i:sd"]
+    digest = record.sd
     sds.counter_inc(digest, b"i:refs", 2)
     conn.close()
     # a partition directory deleted behind the metastore's back (no foreign key follows it)
@@ -126,3 +138,17 @@ def test_fsck_finds_and_repairs_what_a_crash_leaves(metastore, sales, hbase_serv
     assert len(metastore.store.get_partitions("default", "sales")) == 11
     assert struct.unpack(">q", happybase.Connection("127.0.0.1", hbase_server.port).table(f"{prefix}sds")
                          .row(digest)[b"i:refs"])[0] == 12
+
+
+def test_tables_of_another_row_format_are_refused(hbase_server, db):
+    """Tables a metastore of the old row format wrote (no format mark, a table row) are not
+    read as garbage: the store refuses to open on them, naming the way out."""
+    from hopshive.metastore.exceptions import MetastoreError
+    from hopshive.metastore.stores.hbase_store import HBaseStore
+
+    conn = happybase.Connection("127.0.0.1", hbase_server.port)
+    conn.create_table("oldfmt_tbls", {"i": dict(max_versions=1)})
+    conn.table("oldfmt_tbls").put(b"default\x00\x00t\x00\x00", {b"i:obj": b"\x0c\x00", b"i:sd": b"x"})
+    conn.close()
+    with pytest.raises(MetastoreError, match="row format 1, this metastore writes format 2"):
+        HBaseStore(db, {"port": hbase_server.port, "table_prefix": "oldfmt_"})

@@ -1,16 +1,17 @@
 """The seed's table of partition-filter plans (HIVE-9452, "Hbase execution plans for
 RawStore partition filter condition"), one test per row, asserting the plan in the seed's
-notation, plus the plans beyond it (later columns server-side, residual LIKE)."""
+notation, plus the plans beyond it (later columns as HBase RowFilters, the residual)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+import re
 
 import pytest
 
+from hopshive.hbase_server.filterparse import BUILDERS, parse_filter
 from hopshive.metastore.filter import FilterError
-from hopshive.metastore.stores.hbase import rowkey
-from hopshive.metastore.stores.hbase.planner import hbase_calls, plan_filter
+from hopshive.metastore.stores.hbase.calls import hbase_calls
+from hopshive.metastore.stores.hbase.planner import plan_filter
 
 ONE = [("p1", "int")]
 TWO = [("p1", "int"), ("c1", "int")]
@@ -26,12 +27,18 @@ SEED_TABLE = [
     ("p1 > 10 and p1 < 20", "p1 > 10 and p1 < 20", ONE, "Scan(X10+, X20)"),
     ("p1 = 10 (if single partition column)", "p1 = 10", ONE, "Get(X10)"),
     ("if all partition columns are specified", "p1 = 10 and c1 = 4", TWO, "Get(X10,4)"),
-    # The seed writes Scan(X10, X+); rows after p1=10 must not be read, so the stop row is
-    # the end of the p1=10 prefix (X10+), as its own notes on "X10+" define it.
+    # Seed: Scan(X10, X+) -- a typo: with no filter that returns every partition with
+    # p1 >= 10 (p1 = 11 included).  The seed's own single-column row and its note ("<= and
+    # = are similar": the stop row gets a zero byte) give the end of the p1=10 rows, X10+.
     ("p1 = 10 (multiple partition column)", "p1 = 10", TWO, "Scan(X10, X10+)"),
     ("p1 = 9 or p1 = 10", "p1 = 9 or p1 = 10", ONE, "merge(Get(X9), Get(X10))"),
+    # Seed: merge(scan(X10, X+), scan(X, X20)) -- the first scan starts at X10, against the
+    # seed's first row (p1 > 10 -> X10+).  Here the union is the same (p1 = 10 meets p1 < 20),
+    # but the same slip in "p1 > 10 or p1 < 5" would return p1 = 10; we keep X10+.
     ("p1 > 10 or p1 < 20", "p1 > 10 or p1 < 20", ONE, "merge(Scan(X10+, X+), Scan(X, X20))"),
     ("condition1 (not on p1)", "c1 = 5", TWO, "Scan(X, X+).setFilter(c1 = 5)"),
+    # Seed: scan(X10, X+).setFilter(condition1) -- wrong rows: it returns the p1 = 10
+    # partitions that meet condition1, which fail p1 > 10.
     ("p1 > 10 and condition1", "p1 > 10 and c1 = 5", TWO, "Scan(X10+, X+).setFilter(c1 = 5)"),
     ("p1 < 20 and condition1", "p1 < 20 and c1 = 5", TWO, "Scan(X, X20).setFilter(c1 = 5)"),
     ("p1 > 10 and p1 > 20 and p1 < 30 and p1 < 40", "p1 > 10 and p1 > 20 and p1 < 30 and p1 < 40", ONE,
@@ -75,21 +82,41 @@ def test_leaf_plans(text, expected):
     assert plan(text, FOUR if "c3" in text or "c1" in text else TWO) == expected
 
 
-def test_residual_only_where_needed():
-    assert not plan_filter("p1 > 1 and c1 < 3", TWO).residual
-    like = plan_filter("c3 like 'a%' and c1 = 2", FOUR)
-    assert like.residual
-    [call] = hbase_calls(like, b"X")
-    assert call.filter == b"KeyFieldFilter(1, =, 'binary:" + rowkey.encode_typed("number", Decimal(2)) + b"')"
+def _filters(text, keys):
+    return [call.filter for call in hbase_calls(plan_filter(text, keys), b"X") if call.kind == "scan"]
 
 
-def test_second_column_becomes_a_server_side_filter():
-    [call] = hbase_calls(plan_filter("c1 >= 7", TWO), b"X")
-    assert call.start == b"X" and call.stop == b"Y"
-    # typed keys: the range starts at the first typed value, untyped values never match
-    assert call.filter == (b"KeyFieldFilter(1, >=, 'binary:" + rowkey.encode_typed("number", Decimal(7)) + b"')")
-    [call] = hbase_calls(plan_filter("c1 < 7", TWO), b"X")
-    assert call.filter.startswith(b"(KeyFieldFilter(1, >=, 'binary:\x01') AND ")
+@pytest.mark.parametrize("text", ["c1 >= 7", "c1 < 7 and c3 > 'b'", "p1 = 5 or c1 = 3", "c3 like 'a.*'",
+                                  "not c3 like '.*z'", "c2 in (1, 2, 3)", "c1 = 1 or c1 = 2 and c3 <> 'q'"])
+def test_only_hbase_filters_are_emitted(text):
+    """What the planner sends parses with HBase's grammar, names only filters of HBase's
+    ParseFilter (RowFilter here), and writes regexes in ASCII (HBase decodes the filter
+    string as UTF-8)."""
+    for text_filter in _filters(text, FOUR):
+        assert text_filter.isascii()
+        parse_filter(text_filter)
+        names = set(re.findall(rb"([A-Za-z]+)\(", text_filter.replace(b"(?:", b"")))
+        assert names <= {b"RowFilter"} and set(BUILDERS) >= {n.decode() for n in names}
+
+
+def test_residual_only_where_hbase_cannot_run_the_test():
+    [call] = hbase_calls(plan_filter("p1 > 1 and c1 < 3", TWO), b"X")
+    assert not call.residual and call.filter.startswith(b"RowFilter(=, 'regexstring:^X")
+    [call] = hbase_calls(plan_filter("c3 like 'a.*' and c1 = 2", FOUR), b"X")
+    assert not call.residual and call.filter.count(b"RowFilter") == 2     # LIKE on a string key runs in HBase
+    [call] = hbase_calls(plan_filter("c2 like '1.*' and c1 = 2", FOUR), b"X")
+    assert [r.render() for r in call.residual] == ['c2 like "1.*"']          # LIKE on an int key does not
+    assert call.filter.count(b"RowFilter") == 1
+    [call] = hbase_calls(plan_filter("c2 like '1.*' or c1 = 2", FOUR), b"X")
+    assert call.filter is None and [r.render() for r in call.residual] == ['c2 like "1.*" or c1 = 2']
+
+
+def test_fixed_leading_columns_narrow_the_row_range():
+    """p1 = v fixes the first field: a range on the second column becomes start/stop rows."""
+    [call] = hbase_calls(plan_filter("p1 = 3 and c1 >= 7 and c1 < 9", FOUR), b"X")
+    assert call.filter is None and call.bounds == ("start (p1=3, c1=7) inclusive", "stop (p1=3, c1=9) exclusive")
+    [call] = hbase_calls(plan_filter("p1 = 3 and c1 = 4 and c3 like 'x.*'", FOUR), b"X")
+    assert call.bounds == ("start (p1=3, c1=4) inclusive", "stop (p1=3, c1=4) inclusive")
 
 
 def test_gets_are_one_call():

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hopshive.hbase_server.filters import key_field
 from hopshive.metastore.filter.keytypes import key_type
 from hopshive.metastore.stores.hbase import rowkey
+from hopshive.metastore.stores.hbase.rowkey import key_field
 
 TYPES = ["tinyint", "smallint", "int", "bigint", "decimal(20,5)", "date", "timestamp", "string"]
 
@@ -24,16 +24,26 @@ def _value(hive_type: str):
     if hive_type == "date":
         return st.dates(date(1, 1, 1), date(9999, 12, 31)).map(date.isoformat)
     if hive_type == "timestamp":
-        return st.datetimes().map(lambda d: d.isoformat(sep=" "))
+        return st.datetimes().map(_spark_timestamp)
     return st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
 
 
+def _spark_timestamp(moment: datetime) -> str:
+    """A timestamp partition value as Spark writes it: fraction without trailing zeros."""
+    text = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} {moment.hour:02d}:{moment.minute:02d}:" \
+           f"{moment.second:02d}"
+    return text + ("." + f"{moment.microsecond:06d}".rstrip("0") if moment.microsecond else "")
+
+
 def _typed(hive_type: str, raw: str):
+    """The value as it orders: numbers and dates typed, timestamps by time (not by text)."""
     kind = key_type(hive_type)
     if kind.domain == "number":
         return Decimal(raw)
     if kind.domain == "date":
         return date.fromisoformat(raw)
+    if hive_type == "timestamp":
+        return datetime.fromisoformat(raw)
     return raw
 
 
@@ -77,6 +87,17 @@ def test_fields_compare_as_values_without_decoding(table, data):
         a, b = _typed(types[index], row[index]), _typed(types[index], literal)
         assert (field < encoded_literal) == (a < b) and (field == encoded_literal) == (a == b)
         assert _typed(types[index], rowkey.decode_field(kind.domain, field)) == a
+
+
+@settings(max_examples=100, deadline=None)
+@given(_tables())
+def test_keys_are_utf8_that_orders_as_the_bytes(table):
+    """HBase's regexstring comparator reads a row as UTF-8: every key must decode without
+    loss, and the decoded texts must order as the keys do (code-point order)."""
+    types, db, rows = table
+    keys = sorted({_key(db, types, row) for row in rows})
+    texts = [key.decode("utf-8") for key in keys]        # strict: raises on any invalid byte
+    assert texts == sorted(texts) and len(set(texts)) == len(keys)
 
 
 @settings(max_examples=200, deadline=None)

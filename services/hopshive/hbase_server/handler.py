@@ -20,12 +20,14 @@ import time
 from dataclasses import dataclass, field
 
 from .exceptions import IllegalArgument, NoSuchScanner
-from .filters import Cell, Filter, parse_filter
+from .filterparse import parse_filter
+from .filters import Cell, Filter
 from .storage import Cells, Family, Mutation, Storage, split_column
 
 log = logging.getLogger("hopshive.hbase")
 
-SCAN_CHUNK = 256          # rows read per storage transaction by a scanner
+SCAN_CHUNK = 256          # rows read per storage transaction by a scanner (at most)
+FIRST_CHUNK = 16          # ... at first and after a seek, doubling up to SCAN_CHUNK
 
 
 def select(cells: Cells, columns: list[bytes] | None, before: int | None, versions: int = 1) -> list[Cell]:
@@ -60,6 +62,7 @@ class Scanner:
     used: float = field(default_factory=time.monotonic)
     rows_read: int = 0
     rows_returned: int = 0
+    chunk: int = FIRST_CHUNK
 
 
 class HBaseHandler:
@@ -230,7 +233,9 @@ class HBaseHandler:
         raise IllegalArgument("append is not supported by this server")
 
     def checkAndPut(self, tableName, row, column, value, mput, attributes=None):
-        raise IllegalArgument("checkAndPut is not supported by this server")
+        if mput is None or not mput.column:
+            raise IllegalArgument("checkAndPut needs a mutation with a column")
+        return self.storage.check_and_put(tableName, row, column, value, Mutation(mput.column, mput.value or b""))
 
     # --------------------------------------------------------------- scanners
     def _open(self, table: bytes, scanner: Scanner) -> int:
@@ -246,7 +251,7 @@ class HBaseHandler:
         return scanner_id
 
     def scannerOpenWithScan(self, tableName, scan, attributes=None):
-        filt = parse_filter(scan.filterString) if scan.filterString else None
+        filt = parse_filter(scan.filterString, bool(scan.reversed)) if scan.filterString else None
         if scan.batchSize is not None and scan.batchSize < 0:
             raise IllegalArgument("batchSize must be >= 0")
         return self._open(tableName, Scanner(
@@ -290,8 +295,10 @@ class HBaseHandler:
         out = scanner.pending[:wanted]
         scanner.pending = scanner.pending[wanted:]
         while len(out) < wanted and not scanner.exhausted:
+            asked = scanner.chunk
             rows = self.storage.scan(scanner.table, scanner.start, scanner.stop, scanner.after, scanner.reverse,
-                                     SCAN_CHUNK)
+                                     asked)
+            scanner.chunk = min(SCAN_CHUNK, asked * 2)
             for row, cells in rows:
                 scanner.after = row
                 scanner.rows_read += 1
@@ -302,6 +309,7 @@ class HBaseHandler:
                     selected = result.cells if result.keep else []
                     if result.seek is not None and not scanner.reverse and result.seek > row and not result.keep:
                         scanner.start, scanner.after = result.seek, None      # skip scan
+                        scanner.chunk = FIRST_CHUNK      # the rows after a seek are often few
                         break
                 if selected:
                     scanner.rows_returned += 1
@@ -312,7 +320,7 @@ class HBaseHandler:
                 if len(out) >= wanted or scanner.exhausted:
                     break
             else:
-                scanner.exhausted = scanner.exhausted or len(rows) < SCAN_CHUNK
+                scanner.exhausted = scanner.exhausted or len(rows) < asked
         return out
 
     def scannerClose(self, id):

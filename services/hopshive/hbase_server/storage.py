@@ -20,7 +20,6 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator
 
 import lmdb
 
@@ -207,6 +206,30 @@ class Storage:
                     txn.put(row, encode_row(cells), db=db)
                 elif raw is not None:
                     txn.delete(row, db=db)
+
+    def check_and_put(self, table: bytes, row: bytes, column: bytes, expected: bytes | None,
+                      put: Mutation) -> bool:
+        """HBase's checkAndPut: apply ``put`` (timestamp now) if the newest version of
+        ``column`` equals ``expected``; an absent or empty ``expected`` asks for the cell to
+        be absent or empty (HBase's rule).  All in one transaction."""
+        self._check_row(row)
+        family, qualifier = split_column(column)
+        if not qualifier:
+            raise IllegalArgument(f"checkAndPut: column {column!r} needs family:qualifier")
+        with self.env.begin(write=True) as txn:
+            families = self._families(txn, table)
+            if family not in families:
+                raise IllegalArgument(f"column family {family.decode('utf-8', 'replace')!r} does not exist "
+                                      "(NoSuchColumnFamilyException)")
+            db = self._db(txn, table)
+            raw = txn.get(row, db=db)
+            cells = decode_row(raw) if raw is not None else {}
+            current = cells.get(column, [(0, b"")])[0][1]
+            if (current or None) != (expected or None):
+                return False
+            self._apply(cells, families, [put], now_ms(), None)
+            txn.put(row, encode_row(cells), db=db)
+            return True
 
     def delete_row(self, table: bytes, row: bytes, ts: int | None = None) -> None:
         with self.env.begin(write=True) as txn:

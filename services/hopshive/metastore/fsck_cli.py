@@ -99,7 +99,9 @@ def run_hbase_fsck(config: dict, do_repair: bool) -> int:
         for finding in report.findings:
             print(f"  {finding.kind} {finding.table}/{finding.row.hex()}: {finding.what}"
                   f" [{'repairable' if finding.repairable else 'report only'}]")
-        if do_repair and report.findings:
+        if report.released:
+            print(f"  ({len(report.released)} released descriptor(s) kept for reuse; --repair deletes them)")
+        if do_repair and (report.findings or report.released):
             done = hbase_fsck.repair(store, report, db, locations)
             print("repaired: " + (", ".join(f"{k} {n}" for k, n in sorted(done.items())) or "nothing"))
             report = hbase_fsck.find(store, db, locations)

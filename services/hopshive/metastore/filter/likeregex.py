@@ -2,21 +2,13 @@
 
 Hive hands a filter's LIKE operand to Java's regex engine, and Spark sends patterns such as
 ``2024.*`` or ``.*-01-.*``.  The in-memory evaluator matches with Python ``re`` and the
-MariaDB store with ``REGEXP`` (PCRE2), so a pattern is parsed here once and rendered for
-both engines in a form where the three agree:
-
-* ``.`` is Java's "any character but a line terminator" (``\\n \\r \\u0085 \\u2028
-  \\u2029``), ``$`` is Java's "end, or before a final line terminator"; ``\\d \\w \\s``
-  are ASCII-only as in Java; every class is reduced to explicit code-point ranges, so
-  class syntax differences (``[]a]``, ``[a-]``, ``\\D`` inside a class) cannot diverge;
-  the whole pattern must match (``\\A(?:…)\\z`` for PCRE2; PCRE2's ``$`` would also match
-  before a final newline).
-* Constructs whose meaning depends on the engine or on backtracking order are refused:
-  back-references, look-around, inline flags, possessive and atomic forms, ``\\p{…}``,
-  nested or intersected classes.
-* Both engines backtrack, and MariaDB turns an exceeded PCRE2 match limit into a silent
-  "no match".  A pattern may therefore hold at most ``MAX_CHOICES`` choice points
-  (variable repetitions plus alternations) and a repeated group may hold none.
+MariaDB store with ``REGEXP`` (PCRE2), so a pattern is parsed here once
+(``core.javaregex``: the subset of Java's syntax whose meaning the engines share) and
+rendered for both.  The whole pattern must match (``\\A(?:…)\\z`` for PCRE2; PCRE2's ``$``
+would also match before a final newline).  Both engines backtrack, and MariaDB turns an
+exceeded PCRE2 match limit into a silent "no match": a pattern may therefore hold at most
+``MAX_CHOICES`` choice points (variable repetitions plus alternations) and a repeated group
+may hold none.
 """
 
 from __future__ import annotations
@@ -24,18 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...core.javaregex import MAX_LENGTH, PatternError, parse, render
+
 MAX_CHOICES = 3
-MAX_REPEAT = 1000
-MAX_LENGTH = 4096
-MAX_CODE_POINT = 0x10FFFF
-LINE_TERMINATORS = "\n\r\x85\u2028\u2029"
-
-
-class PatternError(ValueError):
-    def __init__(self, offset: int, reason: str):
-        super().__init__(reason)
-        self.offset = offset
-        self.reason = reason
+__all__ = ["MAX_CHOICES", "LikePattern", "PatternError", "compile_like"]
 
 
 @dataclass(frozen=True)
@@ -43,196 +27,10 @@ class LikePattern:
     source: str
     python: re.Pattern
     pcre2: str
+    tree: tuple         # core.javaregex's tree: the HBase store writes it as a row-key regex
 
     def matches(self, value: str) -> bool:
         return self.python.fullmatch(value) is not None
-
-
-def _ranges(*pairs: tuple[str, str]) -> tuple[tuple[int, int], ...]:
-    return tuple((ord(lo), ord(hi)) for lo, hi in pairs)
-
-
-def _merge(ranges) -> tuple[tuple[int, int], ...]:
-    merged: list[list[int]] = []
-    for lo, hi in sorted(ranges):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    return tuple((lo, hi) for lo, hi in merged)
-
-
-def _complement(ranges) -> tuple[tuple[int, int], ...]:
-    out, start = [], 0
-    for lo, hi in _merge(ranges):
-        if lo > start:
-            out.append((start, lo - 1))
-        start = hi + 1
-    if start <= MAX_CODE_POINT:
-        out.append((start, MAX_CODE_POINT))
-    return tuple(out)
-
-
-_DIGIT = _ranges(("0", "9"))
-_WORD = _ranges(("a", "z"), ("A", "Z"), ("_", "_"), ("0", "9"))
-_SPACE = _ranges((" ", " "), ("\t", "\r"))  # Java \s: space, \t \n \x0B \f \r
-_SHORTHANDS = {"d": _DIGIT, "w": _WORD, "s": _SPACE}
-_DOT = _complement((ord(c), ord(c)) for c in LINE_TERMINATORS)
-_CONTROL = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "a": "\a", "e": "\x1b"}
-
-
-class _Parser:
-    """Recursive descent over the pattern; nodes are small tuples (kind, ...)."""
-
-    def __init__(self, source: str):
-        self.src, self.pos = source, 0
-
-    def fail(self, reason: str, offset: int | None = None):
-        raise PatternError(self.pos if offset is None else offset, reason)
-
-    def peek(self, ahead: int = 0) -> str:
-        index = self.pos + ahead
-        return self.src[index] if index < len(self.src) else ""
-
-    def alternation(self):
-        branches = [self.sequence()]
-        while self.peek() == "|":
-            self.pos += 1
-            branches.append(self.sequence())
-        return branches[0] if len(branches) == 1 else ("alt", tuple(branches))
-
-    def sequence(self):
-        items: list = []
-        while self.peek() not in ("", "|", ")"):
-            char = self.peek()
-            if char in "*+?{":
-                if not items or items[-1][0] in ("bol", "eol", "rep"):
-                    self.fail(f"nothing to repeat before {char!r}")
-                items[-1] = self.quantifier(items[-1])
-            elif self.src.startswith("\\Q", self.pos):
-                end = self.src.find("\\E", self.pos + 2)
-                end = len(self.src) if end < 0 else end
-                items.extend(("set", ((ord(c), ord(c)),)) for c in self.src[self.pos + 2:end])
-                self.pos = end + 2
-            else:
-                items.append(self.atom())
-        return items[0] if len(items) == 1 else ("seq", tuple(items))
-
-    def atom(self):
-        char = self.peek()
-        start = self.pos
-        self.pos += 1
-        if char == "(":
-            if self.peek() == "?":
-                if self.peek(1) != ":":
-                    self.fail("groups of the form '(?...' other than '(?:' are not supported", start)
-                self.pos += 2
-            body = self.alternation()
-            if self.peek() != ")":
-                self.fail("unclosed group", start)
-            self.pos += 1
-            return ("group", body)
-        if char == "[":
-            return ("set", self.char_class(start))
-        if char == ".":
-            return ("set", _DOT)
-        if char == "^":
-            return ("bol",)
-        if char == "$":
-            return ("eol",)
-        if char == "\\":
-            return ("set", self.escape(start))
-        return ("set", ((ord(char), ord(char)),))
-
-    def quantifier(self, node):
-        start, char = self.pos, self.peek()
-        self.pos += 1
-        if char == "{":
-            match = re.compile(r"([0-9]+)(,([0-9]*))?\}").match(self.src, self.pos)
-            if not match:
-                self.fail("illegal repetition: '{' must start {n}, {n,} or {n,m}", start)
-            self.pos = match.end()
-            low = int(match.group(1))
-            high = low if match.group(2) is None else (int(match.group(3)) if match.group(3) else None)
-            if max(low, high or 0) > MAX_REPEAT:
-                self.fail(f"repetition counts above {MAX_REPEAT} are not supported", start)
-            if high is not None and high < low:
-                self.fail("illegal repetition range", start)
-        else:
-            low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[char]
-        if self.peek() == "+":
-            self.fail("possessive quantifiers are not supported")
-        if self.peek() == "?":  # lazy: the same strings match as a whole
-            self.pos += 1
-        return ("rep", node, low, high, start)
-
-    def escape(self, start: int) -> tuple[tuple[int, int], ...]:
-        char = self.peek()
-        self.pos += 1
-        if char == "":
-            self.fail("trailing backslash", start)
-        if char.lower() in _SHORTHANDS:
-            ranges = _SHORTHANDS[char.lower()]
-            return _complement(ranges) if char.isupper() else ranges
-        if char in _CONTROL:
-            code = ord(_CONTROL[char])
-        elif char == "0":
-            digits = re.compile(r"[0-3][0-7]{0,2}|[0-7]{1,2}").match(self.src, self.pos)
-            if not digits:
-                self.fail("illegal octal escape", start)
-            self.pos, code = digits.end(), int(digits.group(), 8)
-        elif char in "xu":
-            code = self.hex_escape(char, start)
-        elif char.isalnum():
-            what = "back-references" if char.isdigit() else f"the escape '\\{char}'"
-            self.fail(f"{what} not supported in LIKE patterns", start)
-        else:
-            code = ord(char)
-        return ((code, code),)
-
-    def hex_escape(self, kind: str, start: int) -> int:
-        pattern = r"\{([0-9a-fA-F]{1,6})\}|([0-9a-fA-F]{2})" if kind == "x" else r"([0-9a-fA-F]{4})"
-        match = re.compile(pattern).match(self.src, self.pos)
-        if not match:
-            self.fail(f"illegal hexadecimal escape '\\{kind}'", start)
-        self.pos = match.end()
-        code = int(match.group(match.lastindex), 16)
-        if kind == "u" and 0xD800 <= code <= 0xDBFF:  # Java joins \\uD83D\\uDE00 into one
-            low = re.compile(r"\\u(d[c-f][0-9a-f]{2})", re.I).match(self.src, self.pos)
-            if low:
-                self.pos = low.end()
-                code = 0x10000 + ((code - 0xD800) << 10) + (int(low.group(1), 16) - 0xDC00)
-        if code > MAX_CODE_POINT or 0xD800 <= code <= 0xDFFF:
-            self.fail("escape is not a Unicode scalar value", start)
-        return code
-
-    def char_class(self, start: int) -> tuple[tuple[int, int], ...]:
-        negate = self.peek() == "^"
-        self.pos += negate
-        ranges: list[tuple[int, int]] = []
-        first = True
-        while first or self.peek() != "]":
-            char = self.peek()
-            if char == "":
-                self.fail("unclosed character class", start)
-            if char == "[" or self.src.startswith("&&", self.pos):
-                self.fail("nested classes and class intersections are not supported")
-            item_start = self.pos
-            self.pos += 1
-            item = self.escape(item_start) if char == "\\" else ((ord(char), ord(char)),)
-            if self.peek() == "-" and self.peek(1) not in ("]", "") and item[0][0] == item[0][1]:
-                self.pos += 1
-                end_start = self.pos
-                self.pos += 1
-                end = self.escape(end_start) if self.src[end_start] == "\\" else (
-                    (ord(self.src[end_start]),) * 2,)
-                if len(end) != 1 or end[0][0] != end[0][1] or end[0][0] < item[0][0]:
-                    self.fail("illegal character range", item_start)
-                item = ((item[0][0], end[0][0]),)
-            ranges.extend(item)
-            first = False
-        self.pos += 1
-        return _complement(ranges) if negate else _merge(ranges)
 
 
 def _choices(node) -> int:
@@ -251,54 +49,13 @@ def _choices(node) -> int:
     return 0
 
 
-_DIALECTS = {
-    "python": (lambda code: f"\\U{code:08x}", r"\A", r"(?=(?:\r\n|[\n\r\x85\u2028\u2029])?\Z)"),
-    "pcre2": (lambda code: f"\\x{{{code:x}}}", r"\A", r"(?=(?:\r\n|[\n\r\x{85}\x{2028}\x{2029}])?\z)"),
-}
-
-
-def _render(node, dialect: str) -> str:
-    escape, bol, eol = _DIALECTS[dialect]
-
-    def char(code: int) -> str:
-        return chr(code) if chr(code).isascii() and chr(code).isalnum() else escape(code)
-
-    def walk(node) -> str:
-        kind = node[0]
-        if kind == "set":
-            ranges = node[1]
-            if not ranges:
-                return "(?!)"
-            if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-                return char(ranges[0][0])
-            return "[" + "".join(char(lo) if lo == hi else f"{char(lo)}-{char(hi)}" for lo, hi in ranges) + "]"
-        if kind == "seq":
-            return "".join(walk(item) for item in node[1])
-        if kind in ("alt", "group"):
-            inner = "|".join(walk(b) for b in node[1]) if kind == "alt" else walk(node[1])
-            return f"(?:{inner})"
-        if kind == "rep":
-            body, low, high = walk(node[1]), node[2], node[3]
-            body = body if node[1][0] in ("set", "group") else f"(?:{body})"
-            suffix = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((low, high))
-            if suffix is None:
-                suffix = f"{{{low}}}" if low == high else f"{{{low},{'' if high is None else high}}}"
-            return body + suffix
-        return bol if kind == "bol" else eol
-
-    return walk(node)
-
-
 def compile_like(source: str) -> LikePattern:
     """Parse a Java-regex LIKE operand; raises PatternError(offset, reason)."""
     if len(source) > MAX_LENGTH:
         raise PatternError(MAX_LENGTH, f"LIKE patterns longer than {MAX_LENGTH} characters are not supported")
-    parser = _Parser(source)
-    tree = parser.alternation()
-    if parser.pos < len(source):
-        parser.fail("unmatched ')'")
+    tree = parse(source)
     if _choices(tree) > MAX_CHOICES:
         raise PatternError(0, f"LIKE pattern too complex: at most {MAX_CHOICES} repetitions or "
                               "alternations in sequence are supported")
-    python = re.compile(_render(tree, "python"))
-    return LikePattern(source, python, r"\A(?:" + _render(tree, "pcre2") + r")\z")
+    python = re.compile(render(tree, "python"))
+    return LikePattern(source, python, r"\A(?:" + render(tree, "pcre2") + r")\z", tree)

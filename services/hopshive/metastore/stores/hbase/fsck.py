@@ -5,9 +5,11 @@ Integrity findings (``find``; all repairable): ``orphan table`` (its database is
 ``orphan partition`` (its table is gone), ``orphan statistics`` (table or partition gone),
 ``orphan function`` (database gone), ``descriptor count`` (an SD's reference counter differs
 from the rows, orphans not counted, that reference it; repaired by setting it), ``unused
-descriptor`` (no reference; deleted).  Report only: ``missing descriptor`` (a row references
-an SD hash that is not stored).  Run those when no DDL is in flight: a write between the
-reads can look like an orphan.
+descriptor`` (no reference but a counter above 0 or content: a crash between two writes;
+deleted).  Report only: ``missing descriptor`` (a row references an SD hash that is not
+stored).  Descriptors released in the normal way (counter 0, content emptied: ``records``)
+are not findings; ``repair`` deletes them too.  Run those when no DDL is in flight: a write
+between the reads can look like an orphan.
 
 Directory findings (``without_directory``, with the namespace's database): ``database
 without directory``, ``table without directory``, ``partition without directory`` --
@@ -30,8 +32,8 @@ from typing import Sequence
 
 from ...fsck import ROOT_ID, directory_id
 from . import rowkey
+from .records import RECORD as OBJ, REFS, Record, decode
 
-OBJ, SD, REFS, LOC = b"i:obj", b"i:sd", b"i:refs", b"i:loc"
 NO_DIRECTORY = ("database without directory", "table without directory", "partition without directory")
 
 
@@ -50,6 +52,7 @@ class Finding:
 @dataclass
 class HBaseReport:
     findings: list[Finding] = field(default_factory=list)
+    released: list[bytes] = field(default_factory=list)     # descriptors released normally
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(f.kind for f in self.findings))
@@ -69,29 +72,29 @@ def find(store, db=None, locations=None) -> HBaseReport:
     ``db`` (the namespace's database) and ``locations`` (the metastore's) also metadata
     whose directory is gone."""
     from ...api import api
-    from ..hbase_store import _decode
 
     report = HBaseReport()
 
     def work(t):
         dbs = {k for k, _ in t("dbs").scan(filter=b"KeyOnlyFilter()")}
         tables, refs = set(), Counter()
-        for key, data in t("tbls").scan(columns=[SD]):
+        for key, data in t("tbls").scan(columns=[OBJ]):
             db_name, name = _strings(key, 2)
             if rowkey.encode_string(db_name) not in dbs:     # its partitions go with it
                 report.findings.append(Finding("orphan table", "tbls", key, f"{db_name}.{name}"))
                 continue
             tables.add((db_name, name))
-            refs[data.get(SD)] += 1
+            refs[Record.of(data).sd] += 1
         part_names = set()
-        for key, data in t("parts").scan(columns=[OBJ, SD, b"i:name"]):
-            part = _decode(api.Partition, data[OBJ])
+        for key, data in t("parts").scan(columns=[OBJ]):
+            record = Record.of(data)
+            part = decode(api.Partition, record.blob)
             if (part.dbName, part.tableName) not in tables:
                 report.findings.append(Finding("orphan partition", "parts", key,
-                                               f"{part.dbName}.{part.tableName} {data.get(b'i:name', b'').decode()}"))
+                                               f"{part.dbName}.{part.tableName} {record.name}"))
                 continue
-            part_names.add((part.dbName, part.tableName, data.get(b"i:name", b"").decode()))
-            refs[data.get(SD)] += 1
+            part_names.add((part.dbName, part.tableName, record.name))
+            refs[record.sd] += 1
         for key, _ in t("stats").scan(filter=b"KeyOnlyFilter()"):
             db_name, name, part = _strings(key, 3)
             if (db_name, name) not in tables or (part and (db_name, name, part) not in part_names):
@@ -101,8 +104,11 @@ def find(store, db=None, locations=None) -> HBaseReport:
             if rowkey.encode_string(db_name) not in dbs:
                 report.findings.append(Finding("orphan function", "funcs", key, f"{db_name}.{name}"))
         stored = {}
-        for key, data in t("sds").scan(columns=[REFS]):
+        for key, data in t("sds").scan():
             stored[key] = int.from_bytes(data.get(REFS, b"\0" * 8), "big", signed=True)
+            if stored[key] == 0 and not data.get(OBJ) and not refs.get(key):
+                report.released.append(key)
+                del stored[key]
         for digest, count in refs.items():
             if digest and digest not in stored:
                 report.findings.append(Finding("missing descriptor", "sds", digest, f"{count} reference(s)",
@@ -173,7 +179,6 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
     objects at or below those paths are looked at: every database and table row (few), and
     the partitions of the tables stored above one of the paths."""
     from ...api import api
-    from ..hbase_store import _decode
 
     prefixes = None if under is None else sorted({"/" + "/".join(c for c in p.split("/") if c) for p in under})
     dirs = Directories(db)
@@ -183,33 +188,35 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
     def work(t):
         dropped_dbs, dropped_tables, scan = set(), set(), []
         for key, data in t("dbs").scan(columns=[OBJ]):
-            database = _decode(api.Database, data[OBJ])
+            database = decode(api.Database, data[OBJ])
             path = _path(locations, database.locationUri)
             if path and path != "/" and _below(path, prefixes) and not dirs.exists(path):
                 add(Finding("database without directory", "dbs", key, f"{database.name} {database.locationUri}",
                             target=(database.name,), path=path))
                 dropped_dbs.add(database.name)
-        for key, data in t("tbls").scan(columns=[LOC]):
+        for key, data in t("tbls").scan(columns=[OBJ]):
             db_name, name = _strings(key, 2)
-            path = _path(locations, data.get(LOC, b"").decode())
+            location = Record.of(data).location
+            path = _path(locations, location)
             if db_name in dropped_dbs:
                 continue
             if path and _below(path, prefixes) and not dirs.exists(path):
-                add(Finding("table without directory", "tbls", key, f"{db_name}.{name} {data[LOC].decode()}",
+                add(Finding("table without directory", "tbls", key, f"{db_name}.{name} {location}",
                             target=(db_name, name), path=path))
                 dropped_tables.add((db_name, name))
             elif prefixes is not None and path and _above(path, prefixes):
                 scan.append(rowkey.table_prefix(db_name, name))
         ranges = [(b"", b"")] if prefixes is None else [(p, rowkey.prefix_successor(p)) for p in scan]
         for start, stop in ranges:
-            for key, data in store._scan(t("parts"), start, stop, columns=[LOC]):
+            for key, data in store._scan(t("parts"), start, stop, columns=[OBJ]):
                 db_name, name = _strings(key, 2)
-                path = _path(locations, data.get(LOC, b"").decode())
+                record = Record.of(data)
+                path = _path(locations, record.location)
                 if db_name in dropped_dbs or (db_name, name) in dropped_tables or not path \
                         or not _below(path, prefixes) or dirs.exists(path):
                     continue
-                part = _decode(api.Partition, t("parts").row(key, columns=[OBJ])[OBJ])
-                add(Finding("partition without directory", "parts", key, f"{db_name}.{name} {data[LOC].decode()}",
+                part = decode(api.Partition, record.blob)
+                add(Finding("partition without directory", "parts", key, f"{db_name}.{name} {record.location}",
                             target=(db_name, name, tuple(part.values)), path=path))
     store._hb(work)
     return report
@@ -220,14 +227,14 @@ def _still_gone(store, db, locations, finding: Finding) -> bool:
     directory (a rename by the metastore writes the new location before its directory move
     commits, so a moved object is never taken for a lost one)."""
     from ...api import api
-    from ..hbase_store import _decode
 
     def row(t):
+        data = t(finding.table).row(finding.row, columns=[OBJ])
+        if not data:
+            return None
         if finding.table == "dbs":
-            data = t("dbs").row(finding.row, columns=[OBJ])
-            return data and _decode(api.Database, data[OBJ]).locationUri
-        data = t(finding.table).row(finding.row, columns=[LOC])
-        return data and data.get(LOC, b"").decode()
+            return decode(api.Database, data[OBJ]).locationUri
+        return Record.of(data).location
     uri = store._hb(row)
     return bool(uri) and _path(locations, uri) == finding.path and \
         db.run(lambda tx: directory_id(tx, finding.path), readonly=True) is None
@@ -273,5 +280,7 @@ def repair(store, report: HBaseReport, db=None, locations=None) -> dict[str, int
             else:
                 t(finding.table).delete(finding.row)
             done[finding.kind] += 1
+        for digest in report.released:
+            t("sds").delete(digest)
     store._hb(work)
     return dict(done)
