@@ -154,6 +154,7 @@ def test_warehouse_deleted_by_the_superuser(cleaner, hive, db, scratch, targets)
     assert ms.violations(db, scratch.uri) == {}
 
 
+@pytest.mark.timeout(1500)  # 10,000 partitions made, then up to 600 s for the cleaner
 def test_a_database_of_10k_partitions_moved_to_the_trash(cleaner, hive, webhdfs, db, scratch, targets):
     """100 tables x 100 partitions, made with add_partitions_req batches (as Spark's ALTER TABLE
     ADD PARTITION sends them), then the database directory moved to the trash."""

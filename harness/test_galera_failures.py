@@ -212,6 +212,7 @@ def test_a_killed_node_stalls_the_workload_only_for_the_suspect_timeout(
     assert ms.violations(db, scratch.uri) == {}
 
 
+@pytest.mark.timeout(1800)  # the recovery deploy alone may take 900 s
 def test_the_cluster_comes_back_after_every_node_died(nodes, restore, scratch, db, metastores, targets, hdfs,
                                                       request):
     name = f"{scratch.prefix}gall"

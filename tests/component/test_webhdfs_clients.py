@@ -4,7 +4,7 @@ webhdfs implementation."""
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import fsspec
 import hdfs
@@ -61,6 +61,19 @@ def test_hdfscli_upload_download_walk(hdfscli, root, tmp_path):
     hdfscli.download(f"{root}/tree", str(tmp_path / "back"))
     assert (tmp_path / "back" / "top.bin").read_bytes() == (local / "top.bin").read_bytes()
     assert (tmp_path / "back" / "x" / "inner.txt").read_text() == "inner"
+
+
+@pytest.mark.parametrize("name", ["日本", "é", "with space", "100%", "k=v"])
+def test_small_files_with_odd_names_round_trip(hdfscli, alice, root, name):
+    """A small file is answered whole in one request: its 201 still names it, percent-encoded
+    as HDFS's Location does, and the client never waits on an answer that was not sent."""
+    hdfscli.write(f"{root}/{name}/{name}.txt", data=name.encode())
+    with hdfscli.read(f"{root}/{name}/{name}.txt") as reader:
+        assert reader.read() == name.encode()
+    created = alice.create(f"{root}/{name}/again.txt", name.encode())
+    assert created.status_code == 201, created.text
+    location = created.headers["Location"]
+    assert location.isascii() and unquote(urlsplit(location).path) == f"{root}/{name}/again.txt", location
 
 
 def test_hdfscli_errors_and_attributes(hdfscli, root):

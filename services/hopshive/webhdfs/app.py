@@ -544,7 +544,7 @@ class WebHdfs:
         else:
             inode = await req.run(self.ns.start_file, req.caller, req.path, *settings)
             await self._receive(req, inode, client[0], None)
-        return Reply(201, headers={"Location": f"hdfs://{self.advertised}{req.path}"})
+        return Reply(201, headers={"Location": f"hdfs://{self.advertised}{quote(req.path)}"})
 
     async def append(self, req: Request) -> Reply:
         if not req.params.boolean("data", False):

@@ -227,7 +227,13 @@ class FrontProtocol(asyncio.Protocol):
         if self.transport.is_closing():
             return
         close = request.close or self.front.closing
-        self.transport.write(encode(reply, close, self.front.clock))
+        try:
+            data = encode(reply, close, self.front.clock)
+        except Exception as exc:    # a reply HTTP cannot carry: answer that, never leave the client waiting
+            log.exception("front reply could not be encoded", extra={"target": request.raw_path})
+            close = True
+            data = encode(remote_exception(exc), close, self.front.clock)
+        self.transport.write(data)
         if close:
             self.transport.close()
             return
