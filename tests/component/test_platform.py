@@ -4,6 +4,9 @@ the metastore."""
 
 from __future__ import annotations
 
+import http.client
+from urllib.parse import urlencode
+
 import pytest
 import requests
 
@@ -129,6 +132,35 @@ def test_project_lifecycle(platform, platform_stack):
     assert status(nn, "/user/hive/warehouse/sales.db").status_code == 404
     with db.transaction() as tx:
         assert tx.query("SELECT NAME FROM metastore.DBS WHERE NAME='sales'") == []
+
+
+def login_from(platform, source: str, email: str, password: str, forwarded: str | None = None) -> int:
+    """A login whose connection comes from ``source`` (any 127.x address is this host)."""
+    port = int(platform.url.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    if forwarded:
+        headers["X-Forwarded-For"] = forwarded
+    try:
+        conn.request("POST", API + "/auth/login", urlencode({"email": email, "password": password}), headers)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_trusted_proxy_has_its_clients_limited_one_by_one(platform):
+    """server2 logs every JDBC client in from its own address: the platform counts failures
+    per forwarded client, so one client guessing passwords locks out only itself; a peer that
+    is not a trusted proxy cannot choose the address it is counted under."""
+    add_user(platform, "kim@example.org")
+    for attempt in range(8):
+        assert login_from(platform, "127.0.0.1", f"guess-k{attempt}@example.org", "x", "198.51.100.7") == 401
+    assert login_from(platform, "127.0.0.1", "kim@example.org", PASSWORD, "198.51.100.7") == 429
+    assert login_from(platform, "127.0.0.1", "kim@example.org", PASSWORD, "10.9.9.9, 198.51.100.8") == 200
+    for attempt in range(8):
+        assert login_from(platform, "127.0.0.3", f"guess-u{attempt}@example.org", "x",
+                          f"198.51.100.{20 + attempt}") == 401
+    assert login_from(platform, "127.0.0.3", "kim@example.org", PASSWORD, "198.51.100.99") == 429
 
 
 def test_failures_are_limited_per_account_then_per_address(platform):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import decimal
 import os
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -158,6 +159,28 @@ def test_garbage_on_the_socket_is_dropped(server2):
     assert closed_by_server(b"\x01\x00\x00\x00\x05PLAIN\x02\xff\xff\xff\xff", server2.port)
     with connect(server2) as conn:
         assert query(conn, "SELECT 1") == [(1,)]
+
+
+def sasl_login(port: int, source: str, email: str, password: str) -> tuple[int, bytes]:
+    """A SASL PLAIN handshake from ``source``: the server's status and message."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60, source_address=(source, 0)) as raw:
+        raw.sendall(struct.pack(">BI", 1, 5) + b"PLAIN")
+        payload = b"\0" + email.encode() + b"\0" + password.encode()
+        raw.sendall(struct.pack(">BI", 2, len(payload)) + payload)
+        status, length = struct.unpack(">BI", raw.recv(5, socket.MSG_WAITALL))
+        return status, raw.recv(length, socket.MSG_WAITALL)
+
+
+def test_one_client_guessing_passwords_locks_out_only_itself(server2):
+    """server2 forwards each client's address to the platform, whose per-address limit (8 in
+    these tests) then applies to that client, not to every JDBC user behind server2."""
+    for attempt in range(8):
+        status, message = sasl_login(server2.port, "127.0.0.4", f"guess{attempt}@example.org", "x")
+        assert status == 3 and b"wrong e-mail or password" in message, message
+    status, message = sasl_login(server2.port, "127.0.0.4", ANN, PASSWORD)
+    assert status == 3 and b"Too many failed logins" in message, message
+    with connect(server2) as conn:
+        assert query(conn, "SELECT current_user()") == [("alpha__ann",)]
 
 
 def test_disconnect_mid_fetch_frees_the_session(server2):

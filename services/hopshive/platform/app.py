@@ -41,9 +41,20 @@ async def errors(request: web.Request, handler: Callable[[web.Request], Awaitabl
 
 
 class PlatformApp:
-    def __init__(self, accounts: Accounts, projects: Projects):
+    def __init__(self, accounts: Accounts, projects: Projects, trusted_proxies: frozenset[str] = frozenset()):
         self.accounts = accounts
         self.projects = projects
+        self.trusted_proxies = trusted_proxies
+
+    def client_address(self, request: web.Request) -> str:
+        """Who is logging in: the peer, or for a trusted proxy (server2, which logs its JDBC
+        clients in) the address it appended to X-Forwarded-For, so that one client's failures
+        never lock the proxy's other clients out."""
+        remote = request.remote or ""
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        if remote in self.trusted_proxies and forwarded.strip():
+            return forwarded.rsplit(",", 1)[-1].strip()
+        return remote
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[errors], client_max_size=64 * 1024)
@@ -87,11 +98,12 @@ class PlatformApp:
 
     async def login(self, request: web.Request) -> web.Response:
         form = await request.post()
+        address = self.client_address(request)
         user, token = await self._run(self.accounts.login, str(form.get("email", "")),
-                                      str(form.get("password", "")), request.remote or "")
+                                      str(form.get("password", "")), address)
         response = web.json_response({"sessionID": "", "status": "SUCCESS", "username": user.username})
         response.set_cookie(COOKIE, token, httponly=True, path="/", max_age=self.accounts.limits.session_lifetime)
-        log.info("login", extra={"user": user.username, "address": request.remote})
+        log.info("login", extra={"user": user.username, "address": address, "peer": request.remote})
         return response
 
     async def logout(self, request: web.Request) -> web.Response:

@@ -43,6 +43,7 @@ DEFAULTS = {
         "max_failures": 5,                   # failed logins per account ...
         "max_address_failures": 20,          # ... and per client address ...
         "failure_window": 300,               # ... within this many seconds
+        "trusted_proxies": [],               # peers whose X-Forwarded-For names the client (server2 hosts)
         "session_lifetime": 86400,
         "stop_grace": 10.0,
     },
@@ -66,7 +67,8 @@ def serve(config: dict) -> int:
     accounts, projects = build(config)
     pf = config["platform"]
     log.info("listening", extra={"bind": pf["bind"], "port": pf["port"]})
-    web.run_app(PlatformApp(accounts, projects).app(), host=pf["bind"], port=int(pf["port"]), print=None,
+    app = PlatformApp(accounts, projects, frozenset(pf["trusted_proxies"]))
+    web.run_app(app.app(), host=pf["bind"], port=int(pf["port"]), print=None,
                 shutdown_timeout=float(pf["stop_grace"]), access_log=None)
     log.info("stopped")
     return 0

@@ -32,10 +32,14 @@ class PlatformAuthenticator:
         self.url = url.rstrip("/")
         self.timeout = timeout
 
-    def authenticate(self, email: str | None, password: str | None) -> Identity:
+    def authenticate(self, email: str | None, password: str | None, client: str = "") -> Identity:
+        """``client``: the JDBC client's address, forwarded so the platform limits failed
+        logins per client rather than per server2 host."""
         if not email or not password:
             raise AuthenticationFailed("an e-mail address and a password are required")
         with requests.Session() as http:
+            if client:
+                http.headers["X-Forwarded-For"] = client
             try:
                 login = http.post(f"{self.url}{API}/auth/login", data={"email": email, "password": password},
                                   timeout=self.timeout)

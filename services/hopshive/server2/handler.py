@@ -69,7 +69,8 @@ class Handler:
     def OpenSession(self, req: t.TOpenSessionReq) -> t.TOpenSessionResp:
         if req.client_protocol < V6:
             raise Server2Error("clients older than HiveServer2 protocol V6 are not supported", "08004")
-        identity = self.context.identity or self.authenticator.authenticate(req.username, req.password)
+        identity = self.context.identity or self.authenticator.authenticate(
+            req.username, req.password, self.context.address)
         configuration = req.configuration or {}
         session = Session(uuid.uuid4().bytes, uuid.uuid4().bytes, identity, min(req.client_protocol, MAX_PROTOCOL))
         database = configuration.get("use:database")

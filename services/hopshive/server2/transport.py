@@ -28,7 +28,8 @@ MAX_SASL_FRAME = 64 * 1024
 class ConnectionContext(threading.local):
     """What the handshake learned about the connection the current thread serves."""
 
-    peer: str = ""
+    peer: str = ""          # host:port
+    address: str = ""       # host
     identity = None
     sessions: list = []
 
@@ -54,8 +55,8 @@ def _send_sasl(sock: socket.socket, status: int, payload: bytes) -> None:
     sock.sendall(struct.pack(">BI", status, len(payload)) + payload)
 
 
-def sasl_plain(sock: socket.socket, authenticate: Callable[[str, str], object]) -> object:
-    """Run the PLAIN handshake; returns what ``authenticate(user, password)`` returned."""
+def sasl_plain(sock: socket.socket, authenticate: Callable[[str, str, str], object], client: str) -> object:
+    """Run the PLAIN handshake; returns what ``authenticate(user, password, client)`` returned."""
     status, mechanism = _sasl_frame(sock)
     if status != START or mechanism.strip() != b"PLAIN":
         _send_sasl(sock, BAD, b"only the PLAIN SASL mechanism is supported")
@@ -69,7 +70,7 @@ def sasl_plain(sock: socket.socket, authenticate: Callable[[str, str], object]) 
         raise EOFError("malformed PLAIN message")
     user, password = parts[1].decode("utf-8", "replace"), parts[2].decode("utf-8", "replace")
     try:
-        result = authenticate(user, password)
+        result = authenticate(user, password, client)
     except Server2Error as exc:
         _send_sasl(sock, BAD, str(exc).encode())
         raise EOFError(f"authentication failed: {exc}") from exc
@@ -81,7 +82,7 @@ class ThriftServer:
     """One thread per connection, at most ``max_connections`` at once."""
 
     def __init__(self, sock: socket.socket, processor, context: ConnectionContext,
-                 authenticate: Callable[[str, str], object], disconnected: Callable[[], None],
+                 authenticate: Callable[[str, str, str], object], disconnected: Callable[[], None],
                  max_connections: int, read_timeout: float):
         self.disconnected = disconnected
         self.sock = sock
@@ -114,6 +115,7 @@ class ThriftServer:
             conn.settimeout(self.read_timeout)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.context.peer = f"{peer[0]}:{peer[1]}"
+            self.context.address = peer[0]
             self.context.identity = None
             self.context.sessions = []
             first = conn.recv(1, socket.MSG_PEEK)
@@ -122,7 +124,7 @@ class ThriftServer:
             if first == b"\x80":                      # a strict binary-protocol message: NOSASL
                 transport = TTransport.TBufferedTransport(tsocket)
             elif first == bytes([START]):
-                self.context.identity = sasl_plain(conn, self.authenticate)
+                self.context.identity = sasl_plain(conn, self.authenticate, peer[0])
                 transport = TTransport.TFramedTransport(tsocket)
             else:
                 log.info("closing a connection that speaks neither SASL nor Thrift", extra={"peer": peer[0]})
