@@ -100,6 +100,23 @@ def test_projects_cannot_reach_each_other(targets, projects):
         assert query(bob, "SELECT x FROM secret") == [(42,)]
 
 
+@pytest.mark.parametrize("path", ["/etc/hopshive/platform.yml", "/etc/hopshive/server2.yml"])
+def test_sql_cannot_read_the_other_services_files(targets, projects, path):
+    """A project user's SQL may name local files (Spark reads `file:` paths), and the engine
+    runs it under server2's own account: the platform's configuration, which holds a database
+    password, is refused; server2's own file (no secret in it) is readable, so the refusal is
+    the account's, not a missing file's."""
+    email, _, project = projects["a"]
+    with connect(targets, email, project) as conn:
+        sql = f"SELECT value FROM text.`file://{path}`"
+        if path.endswith("server2.yml"):
+            assert any("platform_url" in row[0] for row in query(conn, sql))
+            return
+        with pytest.raises(hive.OperationalError) as denied:
+            query(conn, sql)
+    assert "ermission denied" in str(denied.value), str(denied.value)[:2000]
+
+
 def test_a_deleted_table_directory_takes_its_table_along(targets, projects, metastores):
     """The consistency the metastore keeps (foreign keys to the inode table), seen through
     server2: the project user deletes a table's directory with a file system client, and

@@ -7,8 +7,10 @@ from __future__ import annotations
 import decimal
 import os
 import socket
+import ssl
 import struct
 import subprocess
+import sys
 import threading
 import time
 
@@ -226,3 +228,63 @@ def test_beeline_wrong_password(server2):
     done = beeline(server2, ";auth=noSasl", "SELECT 1;", password="not-the-password")
     assert done.returncode != 0
     assert "wrong e-mail or password" in done.stderr + done.stdout
+
+
+# ----------------------------------------------------------------------------------- TLS
+TRUST_PASSWORD = "changeit"
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory) -> dict:
+    """A self-signed certificate for 127.0.0.1, and a Java trust store holding it."""
+    base = tmp_path_factory.mktemp("server2-tls")
+    cert, key, store = base / "cert.pem", base / "key.pem", base / "truststore.p12"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "server2", "-file", str(cert), "-keystore",
+                    str(store), "-storetype", "PKCS12", "-storepass", TRUST_PASSWORD], check=True, capture_output=True)
+    return {"cert": cert, "key": key, "store": store}
+
+
+@pytest.fixture(scope="module")
+def tls_server2(server2, platform_stack, tls_files):
+    """A second server2 on the same platform, with TLS on (the users and projects are server2's)."""
+    server = Server2Process(platform_stack["base"] / "server2-tls", platform_stack["platform"].url,
+                            platform_stack["metastore"].port, platform_stack["namenode"].address,
+                            tls_cert_file=str(tls_files["cert"]), tls_key_file=str(tls_files["key"])).start()
+    yield server
+    code = server.stop(60)
+    assert code == 0, server.log_tail()
+
+
+@pytest.mark.parametrize("url_tail", [";auth=noSasl", ""], ids=["nosasl", "sasl"])
+def test_beeline_over_tls(tls_server2, tls_files, url_tail):
+    tls = f";ssl=true;sslTrustStore={tls_files['store']};trustStorePassword={TRUST_PASSWORD}"
+    done = beeline(tls_server2, tls + url_tail, "SELECT current_user() AS u;")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "alpha__ann" in done.stdout.splitlines(), done.stdout
+
+
+def test_pyhive_over_tls_and_plain_clients_refused(tls_server2, tls_files):
+    import thrift_sasl
+    from pyhive.hive import get_installed_sasl
+    from thrift.transport.TSSLSocket import TSSLSocket
+    secure = TSSLSocket("127.0.0.1", tls_server2.port,
+                        ssl_context=ssl.create_default_context(cafile=str(tls_files["cert"])))
+    transport = thrift_sasl.TSaslClientTransport(
+        lambda: get_installed_sasl(host="127.0.0.1", sasl_auth="PLAIN", username=ANN, password=PASSWORD),
+        "PLAIN", secure)
+    with hive.connect(thrift_transport=transport, database="alpha") as conn:
+        assert query(conn, "SELECT current_user()") == [("alpha__ann",)]
+    with pytest.raises(Exception):          # a client speaking plain SASL to the TLS port
+        connect(tls_server2)
+    assert closed_by_server(b"\x80\x01\x00\x01" + os.urandom(64), tls_server2.port)
+
+
+def test_unusable_tls_files_stop_the_start(tmp_path, tls_files):
+    config = tmp_path / "server2.yml"
+    config.write_text(f"server2:\n  tls_cert_file: {tmp_path / 'missing.pem'}\n  tls_key_file: {tls_files['key']}\n")
+    done = subprocess.run([sys.executable, "-m", "hopshive.server2.server", "--config", str(config), "--check-config"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "tls_cert_file/tls_key_file cannot be used" in done.stderr, done.stderr

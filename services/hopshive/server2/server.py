@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import ssl
 import sys
 import threading
 
@@ -22,7 +23,7 @@ from ..core.service import effective_config, listen, service_parser
 from .auth import PlatformAuthenticator
 from .engines import Engines
 from .handler import Handler
-from .transport import ConnectionContext, ThriftServer
+from .transport import ConnectionContext, ThriftServer, tls_context
 
 log = logging.getLogger("hopshive.server2")
 
@@ -50,6 +51,9 @@ DEFAULTS = {
         "spark_conf": None,
         "engine_env": None,
         "stop_grace": 20.0,
+        # TLS on every connection when both are set (PEM files; Hive JDBC: ;ssl=true).
+        "tls_cert_file": "",
+        "tls_key_file": "",
     },
 }
 
@@ -65,13 +69,19 @@ def engine_settings(s2: dict) -> dict:
             "work_dir": s2["work_dir"]}
 
 
-def check(s2: dict) -> int:
-    """Health: a TCP connection and an OpenSession answered (with a refusal: no credentials)."""
+def check(s2: dict, tls: bool) -> int:
+    """Health: a TCP connection and an OpenSession answered (with a refusal: no credentials);
+    over TLS without verifying the certificate (this probes the server, not its certificate)."""
     host = "127.0.0.1" if s2["bind"] in ("0.0.0.0", "::") else s2["bind"]
     from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-    from thrift.transport import TSocket, TTransport
+    from thrift.transport import TSocket, TSSLSocket, TTransport
     from impala_thrift_gen.TCLIService import ttypes
-    sock = TSocket.TSocket(host, int(s2["port"]))
+    if tls:
+        unverified = ssl.create_default_context()
+        unverified.check_hostname, unverified.verify_mode = False, ssl.CERT_NONE
+        sock = TSSLSocket.TSSLSocket(host, int(s2["port"]), ssl_context=unverified)
+    else:
+        sock = TSocket.TSocket(host, int(s2["port"]))
     sock.setTimeout(10000)
     transport = TTransport.TBufferedTransport(sock)
     try:
@@ -99,12 +109,17 @@ def main(argv: list[str] | None = None) -> int:
     s2 = config["server2"]
     if args.port:
         s2["port"] = args.port
+    try:
+        tls = tls_context(s2["tls_cert_file"], s2["tls_key_file"]) if s2["tls_cert_file"] else None
+    except (OSError, ssl.SSLError) as exc:
+        print(f"hopshive-server2: server2.tls_cert_file/tls_key_file cannot be used: {exc}", file=sys.stderr)
+        return 2
     if args.check_config:
         import yaml
         print(yaml.safe_dump(config, sort_keys=False))
         return 0
     if args.check:
-        return check(s2)
+        return check(s2, tls is not None)
     setup_logging(config["log_level"])
     sock = listen(s2["bind"], int(s2["port"]))
     engines = Engines(engine_settings(s2))
@@ -112,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     authenticator = PlatformAuthenticator(s2["platform_url"])
     handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))
     server = ThriftServer(sock, TCLIService.Processor(handler), context, authenticator.authenticate,
-                          handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]))
+                          handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]), tls)
     stopped = threading.Event()
 
     def stop(signum, frame) -> None:
@@ -130,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     threading.Thread(target=reaper, daemon=True, name="reaper").start()
-    log.info("listening", extra={"bind": s2["bind"], "port": s2["port"], "platform": s2["platform_url"]})
+    log.info("listening", extra={"bind": s2["bind"], "port": s2["port"], "platform": s2["platform_url"],
+                                 "tls": tls is not None})
     server.serve()
     try:
         sock.close()

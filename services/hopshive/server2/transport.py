@@ -1,6 +1,7 @@
 """Connections: NOSASL (raw binary protocol, what beeline's ``auth=noSasl`` and PyHive's
 NOSASL send) or SASL PLAIN (frames ``[status][4-byte length][payload]``, then a framed
-Thrift stream), told apart by the first byte; anything else is closed.
+Thrift stream), told apart by the first byte; anything else is closed.  With TLS on, every
+connection is TLS first (what Hive JDBC's ``ssl=true`` sends), then either of the two.
 
 The SASL PLAIN password is checked during the handshake: a failure answers BAD with the
 reason and closes the connection, so no session is ever opened.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import struct
 import threading
 from typing import Callable
@@ -32,6 +34,32 @@ class ConnectionContext(threading.local):
     address: str = ""       # host
     identity = None
     sessions: list = []
+
+
+def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """The server's TLS settings (TLS 1.2 or later); a missing or unreadable certificate or key
+    raises here, at start, not at the first client."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+class _Replayed:
+    """A connection whose first bytes were read to tell the protocols apart (a TLS socket
+    cannot peek): they are read again first; everything else is the socket's."""
+
+    def __init__(self, sock: socket.socket, head: bytes):
+        self._sock, self._head = sock, head
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        if self._head:
+            data, self._head = self._head[:size], self._head[size:]
+            return data
+        return self._sock.recv(size)
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
 
 
 def _recv_exact(sock: socket.socket, size: int) -> bytes:
@@ -83,8 +111,9 @@ class ThriftServer:
 
     def __init__(self, sock: socket.socket, processor, context: ConnectionContext,
                  authenticate: Callable[[str, str, str], object], disconnected: Callable[[], None],
-                 max_connections: int, read_timeout: float):
+                 max_connections: int, read_timeout: float, tls: ssl.SSLContext | None = None):
         self.disconnected = disconnected
+        self.tls = tls
         self.sock = sock
         self.processor = processor
         self.context = context
@@ -118,13 +147,16 @@ class ThriftServer:
             self.context.address = peer[0]
             self.context.identity = None
             self.context.sessions = []
-            first = conn.recv(1, socket.MSG_PEEK)
+            if self.tls is not None:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            first = conn.recv(1)
+            stream = _Replayed(conn, first)
             tsocket = TSocket.TSocket()
-            tsocket.handle = conn
+            tsocket.handle = stream
             if first == b"\x80":                      # a strict binary-protocol message: NOSASL
                 transport = TTransport.TBufferedTransport(tsocket)
             elif first == bytes([START]):
-                self.context.identity = sasl_plain(conn, self.authenticate, peer[0])
+                self.context.identity = sasl_plain(stream, self.authenticate, peer[0])
                 transport = TTransport.TFramedTransport(tsocket)
             else:
                 log.info("closing a connection that speaks neither SASL nor Thrift", extra={"peer": peer[0]})
@@ -134,6 +166,8 @@ class ThriftServer:
                 self.processor.process(protocol, protocol)
         except (EOFError, TTransport.TTransportException, ConnectionError, socket.timeout) as exc:
             log.debug("connection closed", extra={"peer": peer[0], "reason": str(exc)})
+        except ssl.SSLError as exc:
+            log.info("closing a connection that failed the TLS handshake", extra={"peer": peer[0], "error": str(exc)})
         except TException as exc:
             log.info("closing a connection after a protocol error", extra={"peer": peer[0], "error": str(exc)})
         except Exception:
