@@ -19,6 +19,7 @@ import requests
 from pyhive import hive
 
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
+from tests.support.polling import wait_until
 from tests.support.server2 import Server2Process, beeline as run_beeline
 
 pytestmark = [pytest.mark.server2, pytest.mark.spark]
@@ -135,14 +136,29 @@ def test_errors_carry_sqlstate_and_no_stack_trace(server2):
     assert "\tat " not in status.errorMessage
 
 
-def test_cancel_a_long_query(server2):
+def operation_status(cursor):
+    """GetOperationStatus with the progress report (PyHive itself never asks for it)."""
+    from TCLIService import ttypes as pyhive_types
+    request = pyhive_types.TGetOperationStatusReq(operationHandle=cursor._operationHandle, getProgressUpdate=True)
+    return cursor._connection.client.GetOperationStatus(request)
+
+
+def running_tasks(cursor) -> int:
+    return sum(int(row[5]) for row in operation_status(cursor).progressUpdateResponse.rows)
+
+
+def test_a_long_query_reports_progress_and_its_cancel_stops_the_spark_job(server2):
     with connect(server2) as conn:
         cursor = conn.cursor()
-        cursor.execute("SELECT count(*) FROM range(100000000000) a", async_=True)
-        time.sleep(2)   # let the Spark job start (the cancel is checked to end it, not timed)
+        cursor.execute("SELECT count(*) FROM range(100000000000000) a", async_=True)    # hours of work
+        wait_until(lambda: running_tasks(cursor), 120, lambda _: f"no task running: {operation_status(cursor)}")
+        update = operation_status(cursor).progressUpdateResponse
+        assert update.headerNames[:3] == ["STAGES", "ATTEMPT", "STATUS"] and update.status == 0   # IN_PROGRESS
+        assert "RUNNING" in [row[2] for row in update.rows] and update.footerSummary.startswith("STAGES: ")
         cursor.cancel()
-        state = cursor.poll().operationState
-        assert state in (3, 5)    # CANCELED (or ERROR when Spark reports the cancelled job)
+        assert cursor.poll().operationState in (3, 5)    # CANCELED (or ERROR when Spark reports the cancelled job)
+        wait_until(lambda: running_tasks(cursor) == 0, 60,
+                   lambda _: f"the Spark job still runs after the cancel: {operation_status(cursor)}")
         assert query(conn, "SELECT 1") == [(1,)]
 
 

@@ -12,7 +12,8 @@ server2) and serves each connection in a thread.  A connection is one request:
   most ``n`` rows, each ``("ok", (kind, data, rows))`` (results.py: Arrow batches, or rows
   for local relations and the types Arrow does not carry; one partition in memory at a time);
 - ``("meta", session_id, operation_id, kind, args)``: catalog listings, served the same way;
-- ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``.
+- ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``;
+- ``("progress", operation_id)``: the task counts of the job group's stages.
 
 Replies are ``("ok", payload)`` or ``("error", sqlstate, message)``.
 """
@@ -86,6 +87,8 @@ class Engine:
             elif kind == "cancel":
                 self.spark.sparkContext.cancelJobGroup(request[1])
                 conn.send(("ok", None))
+            elif kind == "progress":
+                conn.send(("ok", self.progress(request[1])))
             elif kind in ("execute", "meta"):
                 self.run(conn, request)
             elif kind == "ping":
@@ -101,6 +104,20 @@ class Engine:
                 pass
         finally:
             conn.close()
+
+    def progress(self, operation_id: str) -> list[tuple[int, int, int, int, int, int]]:
+        """(stage, attempt, tasks, completed, running, failed) of every stage Spark has
+        submitted for the operation's jobs (a stage not yet submitted has no counts)."""
+        tracker = self.spark.sparkContext.statusTracker()
+        stages = []
+        for job_id in sorted(tracker.getJobIdsForGroup(operation_id)):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in sorted(job.stageIds) if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None:
+                    stages.append((stage_id, stage.currentAttemptId, stage.numTasks, stage.numCompletedTasks,
+                                   stage.numActiveTasks, stage.numFailedTasks))
+        return stages
 
     def open(self, session_id: str, database: str) -> None:
         session = self.spark.newSession()

@@ -15,6 +15,7 @@ from .auth import PlatformAuthenticator
 from .engines import Engines
 from .exceptions import AuthenticationFailed, Server2Error, StatementFailed
 from .operations import CANCELED, CLOSED, ERROR, FINISHED, Operation, Registry, Session
+from .progress import progress_update
 from .rowsets import list_columns, rowset, schema_of, type_info_rows
 from .transport import ConnectionContext
 
@@ -212,11 +213,13 @@ class Handler:
         operation = self.registry.operation(req.operationHandle.operationId.guid)
         operation.done.wait(0.5)     # answer at once when it ends soon: fewer client polls
         error = operation.error
+        progress = (progress_update(operation.progress(), operation.done.is_set(), operation.started)
+                    if req.getProgressUpdate else None)
         return t.TGetOperationStatusResp(
             status=_ok(), operationState=STATE[operation.state], hasResultSet=True,
             sqlState=error.sqlstate if error else None, errorCode=0 if error else None,
             errorMessage=str(error) if error else None, operationStarted=operation.started,
-            operationCompleted=operation.completed or None, taskStatus=None)
+            operationCompleted=operation.completed or None, taskStatus=None, progressUpdateResponse=progress)
 
     @replies(t.TCancelOperationResp)
     def CancelOperation(self, req: t.TCancelOperationReq) -> t.TCancelOperationResp:

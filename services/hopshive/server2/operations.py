@@ -20,6 +20,7 @@ from .arrow_columns import arrow_columns
 from .auth import Identity
 from .engines import Engine, Engines
 from .exceptions import Cancelled, EngineUnavailable, NoSuchHandle, Server2Error, StatementFailed
+from .progress import StageProgress
 from .rowsets import list_columns
 
 INITIALIZED, RUNNING, FINISHED, CANCELED, CLOSED, ERROR = 0, 1, 2, 3, 4, 5
@@ -124,6 +125,22 @@ class Operation:
         if self.exhausted:
             self.close_connection()
         return (arrow_columns(self.schema, data) if kind == "arrow" else list_columns(self.schema, data)), rows
+
+    def progress(self) -> list[StageProgress] | None:
+        """The stages of this operation's Spark jobs; [] for an operation with no engine
+        work (listings), None when the engine cannot be asked."""
+        if self.rows is not None:
+            return []
+        try:
+            conn = self.session.engine.connect()
+            try:
+                conn.send(("progress", self.key))
+                reply = conn.recv()
+            finally:
+                conn.close()
+        except (Server2Error, EOFError, OSError):
+            return None
+        return [StageProgress(*stage) for stage in reply[1]] if reply[0] == "ok" else None
 
     def cancel(self, engines_connect) -> None:
         with self.lock:
