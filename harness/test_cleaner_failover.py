@@ -30,7 +30,7 @@ def leader_service(cleaner, targets):
     container = targets.containers.get(host)
     how = services.manager(container)
     if how is None or not port.isdigit() or (container is None and host not in ("localhost", "127.0.0.1", "::1")):
-        pytest.skip(f"the harness cannot kill and restart the cleaner {cleaner} from here (it must run on this "
+        services.cannot_control(targets, f"the harness cannot kill and restart the cleaner {cleaner} from here (it must run on this "
                     "machine or in our cluster containers, under hopshive-supervisorctl or systemd, and the "
                     "harness as root)")
     service = services.cleaner(int(port), how, container)

@@ -87,7 +87,7 @@ def nodes(targets) -> list[Node]:
     addresses = targets.db_nodes
     if len(addresses) < 3 or any(address not in targets.containers for address in addresses) \
             or not all(services.controllable(targets.containers[address]) for address in addresses):
-        pytest.skip(f"the database nodes {addresses} are not a Galera cluster of our containers "
+        services.cannot_control(targets, f"the database nodes {addresses} are not a Galera cluster of our containers "
                     "that the harness controls (inventories/cluster, harness as root)")
     settings = {k: v for k, v in targets.db.items() if k != "unix_socket"}
     return [Node(address, targets.containers[address], settings) for address in addresses]

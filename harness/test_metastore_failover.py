@@ -38,7 +38,7 @@ def instances(metastores, targets):
         container = targets.containers.get(host)
         how = services.manager(container)
         if how is None or (container is None and host not in LOCAL_NAMES):
-            pytest.skip(f"the harness cannot kill and restart the metastore {host}:{port} from here (it must "
+            services.cannot_control(targets, f"the harness cannot kill and restart the metastore {host}:{port} from here (it must "
                         "run on this machine or in our cluster containers, under hopshive-supervisorctl or "
                         "systemd, and the harness as root)")
         controls[(host, port)] = services.metastore(port, how, container)

@@ -25,7 +25,7 @@ def namenodes(targets):
     for endpoint in targets.namenodes:
         container = targets.containers.get(endpoint.rsplit(":", 1)[0])
         if len(targets.namenodes) < 2 or container is None or services.manager(container) != "supervisord":
-            pytest.skip(f"needs two or more namenodes in our cluster containers, controlled by the harness "
+            services.cannot_control(targets, f"needs two or more namenodes in our cluster containers, controlled by the harness "
                         f"as root (inventories/cluster); got {targets.namenodes}")
         controls.append((endpoint, services.Service("supervisord", "hopshive-namenode", container)))
     yield controls
