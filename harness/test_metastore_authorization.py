@@ -15,7 +15,6 @@ from tests.support.authorization import victim_objects, write_calls
 from tests.support.hms import partition, table
 
 pytestmark = pytest.mark.metastore
-ADMIN = "hive"
 FAMILIES = [name for name, _ in write_calls("x", "t", "/", "u")]
 
 
@@ -56,18 +55,19 @@ def snapshot(db, name: str, location: str, webhdfs, path: str) -> tuple:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_another_user_is_refused_and_the_owner_is_not(family, victim, users, metastores, db, webhdfs, scratch):
+def test_another_user_is_refused_and_the_owner_is_not(family, victim, users, metastores, db, webhdfs, scratch,
+                                                      targets):
     name, location = victim
     alice, bob = users
     call = dict(write_calls(name, "t", f"{scratch.uri}/moved", bob))[family]
     before = snapshot(db, name, location, webhdfs, scratch.path)
-    with ms.client(metastores[0], bob) as intruder, ms.client(metastores[-1], ADMIN) as admin:
+    with ms.client(metastores[0], bob) as intruder, ms.client(metastores[-1], targets.hive_admin) as admin:
         with pytest.raises(api.MetaException) as refused:
             call(intruder, admin)
     assert refused.value.message.startswith(f"Permission denied: user={bob}, access="), refused.value.message
     assert snapshot(db, name, location, webhdfs, scratch.path) == before, f"{family}: the refused call changed something"
     owner_call = dict(write_calls(name, "t", f"{scratch.uri}/moved", alice))[family]
-    with ms.client(metastores[0], alice) as owner, ms.client(metastores[-1], ADMIN) as admin:
+    with ms.client(metastores[0], alice) as owner, ms.client(metastores[-1], targets.hive_admin) as admin:
         owner_call(owner, admin)
     assert ms.violations(db, scratch.uri) == {}
 
@@ -89,7 +89,8 @@ def test_reads_follow_the_directory_mode(victim, users, metastores, webhdfs, scr
 
 def test_an_administrators_drop_keeps_the_adopted_directory(scratch, users, metastores, webhdfs, targets):
     """The issue's attack: bob makes a MANAGED table on alice's existing directory; the admin
-    drops it with its data.  alice's files survive; her own table on it takes them along."""
+    drops it with its data.  alice's files survive; her own table on it takes them along when
+    she drops it (the Hive admin is no namespace superuser: it cannot delete her files)."""
     alice, bob = users
     shared = f"{scratch.path}/shared"
     webhdfs.mkdirs(shared)
@@ -103,13 +104,13 @@ def test_an_administrators_drop_keeps_the_adopted_directory(scratch, users, meta
         with pytest.raises(api.MetaException, match=f"Permission denied: user={bob}, access=WRITE"):
             intruder.create_table(table("default", f"{scratch.prefix}stolen", location=targets.uri(closed), owner=bob))
         intruder.create_table(table("default", f"{scratch.prefix}adopted", location=targets.uri(shared), owner=bob))
-    with ms.client(metastores[-1], ADMIN) as admin:
+    with ms.client(metastores[-1], targets.hive_admin) as admin:
         admin.drop_table("default", f"{scratch.prefix}adopted", True)
     assert webhdfs.status(f"{shared}/part-0") is not None, "the administrator's drop deleted alice's file"
     with ms.client(metastores[0], alice) as owner:
         owner.create_table(table("default", f"{scratch.prefix}own", location=targets.uri(shared), owner=alice))
-    with ms.client(metastores[-1], ADMIN) as admin:
-        admin.drop_table("default", f"{scratch.prefix}own", True)
+    with ms.client(metastores[-1], alice) as owner:
+        owner.drop_table("default", f"{scratch.prefix}own", True)
     assert webhdfs.status(shared) is None, "the owner's table took its own directory along"
 
 
@@ -118,7 +119,7 @@ def test_no_partition_may_live_at_the_root_or_the_warehouse(location, victim, us
                                                             scratch, targets):
     name, db_location = victim
     before = snapshot(db, name, db_location, webhdfs, scratch.path)
-    with ms.client(metastores[0], ADMIN) as admin:
+    with ms.client(metastores[0], targets.hive_admin) as admin:
         t = admin.get_table(name, "t")
         with pytest.raises(api.InvalidObjectException, match="can not hold a partition"):
             admin.add_partition(partition(t, ["2"], location=targets.uri(location)))

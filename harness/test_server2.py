@@ -15,7 +15,7 @@ from pyhive import hive
 from harness.support import metastore as ms
 from harness.support import server2
 from harness.support.server2 import query
-from harness.support.webhdfs import WebHdfs
+from harness.support.webhdfs import WebHdfs, WebHdfsError
 from tests.support.polling import wait_until
 from tests.support.server2 import beeline
 
@@ -98,6 +98,27 @@ def test_projects_cannot_reach_each_other(targets, projects):
             assert "ermission denied" in str(denied.value) or "AccessControl" in str(denied.value), sql
     with connect(targets, email_b, project_b) as bob:
         assert query(bob, "SELECT x FROM secret") == [(42,)]
+
+
+def test_the_hive_admin_cannot_read_a_project_after_the_hand_over(targets, projects, metastores):
+    """The Hive admin made the project's database; the platform then gave its directory to
+    the project (owner <project>__<owner>, group <project>, 0770), and the Hive admin, no
+    namespace superuser, can read nothing of it any more (thesis §3.3)."""
+    email, username, project = projects["a"]
+    with connect(targets, email, project) as conn:
+        query(conn, "CREATE TABLE private (x INT) STORED AS PARQUET")
+        query(conn, "INSERT INTO private VALUES (1)")
+    database = table_path(targets, metastores, project, "private").rsplit("/", 1)[0]
+    admin, superuser = WebHdfs(targets.webhdfs_url, targets.hive_admin), WebHdfs(targets.webhdfs_url, targets.user)
+    try:
+        status = superuser.status(database)
+        assert (status["owner"], status["group"], status["permission"]) == (f"{project}__{username}", project, "770")
+        with pytest.raises(WebHdfsError) as denied:
+            admin.list(database)
+        assert denied.value.status == 403 and "AccessControlException" in str(denied.value), str(denied.value)
+    finally:
+        admin.close()
+        superuser.close()
 
 
 @pytest.mark.parametrize("path", ["/etc/hopshive/platform.yml", "/etc/hopshive/server2.yml"])

@@ -62,6 +62,7 @@ class Targets:
     spark_conf_dir: str | None = None       # the deployed Spark client configuration, if local
     user: str = "root"
     spark_user: str = "hh_e2e_spark"       # the Hive session's HADOOP_USER_NAME: not a superuser
+    hive_admin: str = "hive"                # the Hive admin: bypasses the metastore's authorization only
     base: str = "/tmp"
     required: bool = False
     source: str = "defaults"
@@ -155,7 +156,8 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    hbase_metastores=hbase_metastores, server2=server2,
                    platform_url=(environ.get("HOPSHIVE_PLATFORM_URL") or found.get("platform_url")
                                  or DEFAULT_PLATFORM_URL).rstrip("/"),
-                   platform_admin=admin, group_hosts=found.get("group_hosts", {}))
+                   platform_admin=admin, group_hosts=found.get("group_hosts", {}),
+                   hive_admin=found.get("hive_admin") or "hive")
 
 
 # ------------------------------------------------------------------ inventory
@@ -214,6 +216,7 @@ def from_inventory(path: str) -> dict:
              "containers": containers, "db_nodes": db_nodes, "namenodes": namenodes,
              "nameservice": var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None,
              "group_hosts": {group: host(group) for group in groups if group != "all" and host(group)},
+             "hive_admin": var("hopshive_hive_admin", "hive"),
              "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),
                                 var("platform_admin_password", DEFAULT_PLATFORM_ADMIN[1]))}
     if host("server2"):

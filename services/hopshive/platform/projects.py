@@ -122,9 +122,12 @@ class Projects:
 
     def delete(self, name: str) -> None:
         project = self.project(name)
-        location = self.metastore.drop_database(name)
+        location = self.metastore.database_location(name)
         if location:
+            # As the namespace superuser (the Hive admin cannot touch a handed-over directory):
+            # the database's metadata goes with its directory (foreign keys, ON DELETE CASCADE).
             self.namespace.delete(location_path(location))
+        self.metastore.drop_database(name)      # whatever the directory did not take along
         self.namespace.delete(f"{PROJECTS_ROOT}/{name}")
         for member in project.members:
             self.groups.remove(project_user(name, member.username), name)

@@ -123,17 +123,21 @@ class Metastore:
                 log.info("database exists already", extra={"database": name})
             return client.get_database(name).locationUri
 
-    def drop_database(self, name: str) -> str | None:
-        """Drop the database and its tables; returns its location (None when it was gone).
-        The metastore keeps a directory its object's owner did not make (the project's,
-        after the hand-over): the caller deletes it."""
+    def database_location(self, name: str) -> str | None:
+        """The database's location (None when there is no such database)."""
         with self.client() as client:
             try:
-                location = client.get_database(name).locationUri
-                client.drop_database(name, True, True)
-                return location
+                return client.get_database(name).locationUri
             except hms.NoSuchObjectException:
                 return None
+
+    def drop_database(self, name: str) -> None:
+        """Drop the database and its tables, if it is still there."""
+        with self.client() as client:
+            try:
+                client.drop_database(name, True, True)
+            except hms.NoSuchObjectException:
+                pass
 
 
 def location_path(uri: str) -> str:
