@@ -5,7 +5,10 @@ metastore and namenode, same Spark settings (local[1], 512 MB driver):
   with SASL PLAIN, the reference takes any user name over NOSASL);
 - `select 1` on an open session;
 - a small query (1,000 rows, 2 columns) fetched whole;
-- a large fetch (--rows rows, 2 columns, 10,000 rows per FetchResults).
+- a large fetch (--rows rows, 2 columns, 10,000 rows per FetchResults);
+- throughput of --sessions concurrent sessions (one user: one engine of ours, as the
+  reference's one), each running a small Spark job (`count(*)` of 100,000 rows) in a loop
+  for --seconds.
 
 Prints a markdown table (p50 in ms; ours / reference).  Starts a private MariaDB, namenode,
 metastore, platform API and server2 from tests/support, like the component tests.
@@ -21,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -117,10 +121,42 @@ def measure(connect, repeat: int, rows: int) -> dict:
     return results
 
 
+def throughput(connect, sessions: int, seconds: float) -> float:
+    """Statements per second of ``sessions`` sessions, each in a thread of its own."""
+    done, errors, start = [], [], threading.Event()
+
+    def work() -> None:
+        try:
+            conn = connect()
+            cursor = conn.cursor()
+            start.wait()
+            end, count = time.monotonic() + seconds, 0
+            while time.monotonic() < end:
+                cursor.execute("SELECT count(*) FROM range(100000)")
+                assert cursor.fetchall() == [(100000,)]
+                count += 1
+            done.append(count)
+            conn.close()
+        except Exception as exc:        # noqa: BLE001 -- reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=work) for _ in range(sessions)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)                     # every session open before the clock starts
+    start.set()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError(f"sessions failed: {errors[:3]}")
+    return sum(done) / seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--sessions", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="server2-bench-"))
     stack = []
@@ -153,10 +189,14 @@ def main() -> int:
         print("measuring", file=sys.stderr)
         reference = measure(sts.connect, args.repeat, args.rows)
         mine = measure(ours, args.repeat, args.rows)
+        reference_rate = throughput(sts.connect, args.sessions, args.seconds)
+        our_rate = throughput(ours, args.sessions, args.seconds)
         print("| p50, ms | server2 (ours) | Spark Thrift Server | ours / reference |")
         print("|---|---:|---:|---:|")
         for name, value in mine.items():
             print(f"| {name} | {value:.1f} | {reference[name]:.1f} | {value / reference[name]:.2f} |")
+        print(f"| {args.sessions} concurrent sessions, statements/s (higher is better) | {our_rate:.1f} | "
+              f"{reference_rate:.1f} | {our_rate / reference_rate:.2f} |")
         return 0
     finally:
         for service in reversed(stack):

@@ -16,6 +16,7 @@ from harness.support import metastore as ms
 from harness.support import server2
 from harness.support.server2 import query
 from harness.support.webhdfs import WebHdfs, WebHdfsError
+from tests.support.spark_workload import PHASES, localize
 from tests.support.polling import wait_until
 from tests.support.server2 import beeline
 
@@ -155,3 +156,49 @@ def test_a_deleted_table_directory_takes_its_table_along(targets, projects, meta
             owner.close()
         tables = lambda: [row[1] for row in query(conn, "SHOW TABLES")]   # noqa: E731
         wait_until(lambda: "doomed" not in tables(), 30, lambda _: f"the table outlived its directory: {tables()}")
+
+
+# ------------------------------------------------------------- the metastore issue's workload
+def run_workload(conn, prefix: str, ext: str) -> dict:
+    """Every statement of the Spark DDL/DML workload through server2, answered as
+    spark_workload.run answers it: rows as strings, sorted; an error as {"error": ...}."""
+    results = {}
+    for phase, statements in PHASES.items():
+        answers = results[phase] = {}
+        for statement in statements:
+            try:
+                rows = [[str(value) for value in row] for row in query(conn, localize(statement, prefix).format(ext=ext))]
+            except hive.OperationalError as exc:
+                answers[statement] = {"error": "OperationalError", "message": str(exc)[:300]}
+                continue
+            if statement == "SHOW DATABASES":   # the metastore holds other runs' and projects' databases too
+                rows = [row for row in rows if row[0] == "default" or row[0].startswith(prefix)]
+            answers[statement] = sorted(rows)
+    return results
+
+
+@pytest.fixture(scope="module")
+def server2_workload(targets, projects, spark_reference, workload_prefix, metastores):
+    """(through server2, Spark's built-in catalog): the workload of the metastore issue run
+    by a project user through server2, and the reference run of harness/test_metastore_spark."""
+    email, _, project = projects["b"]
+    ms.drop_databases(metastores[0], targets.user, workload_prefix)
+    spark_reference.start()
+    with connect(targets, email, project) as conn:
+        ours = run_workload(conn, workload_prefix, targets.uri(f"/Projects/{project}/ext"))
+    yield ours, spark_reference.results()
+    ms.drop_databases(metastores[0], targets.user, workload_prefix)
+
+
+@pytest.mark.parametrize("phase", list(PHASES))
+def test_the_workload_through_server2_answers_as_spark_does(server2_workload, phase):
+    """Statement by statement the same rows as Spark's own catalog on local disk; a statement
+    Spark refuses is refused here too (the error classes differ: server2 sends SQLSTATEs)."""
+    ours, reference = (_outcomes(results[phase]) for results in server2_workload)
+    different = {statement: {"server2": ours.get(statement), "builtin": answer}
+                 for statement, answer in reference.items() if ours.get(statement) != answer}
+    assert not different, different
+
+
+def _outcomes(answers: dict) -> dict:
+    return {statement: "error" if isinstance(answer, dict) else answer for statement, answer in answers.items()}

@@ -111,6 +111,8 @@ def test_project_lifecycle(platform, platform_stack):
         assert (found["owner"], found["group"], found["permission"]) == ("sales__gil", "sales", "770")
     # the Hive admin made the database but cannot read it after the hand-over
     assert status(nn, "/user/hive/warehouse/sales.db/x", user="hive").status_code == 403
+    home = status(nn, "/user/sales__gil").json()["FileStatus"]
+    assert (home["owner"], home["group"], home["permission"]) == ("sales__gil", "sales", "700")
 
     def members() -> set:
         with db.transaction() as tx:
@@ -121,15 +123,18 @@ def test_project_lifecycle(platform, platform_stack):
     added = platform.cli("project", "add-member", "sales", "hal@example.org", "--role", "Data scientist")
     assert added.returncode == 0, added.stderr
     assert members() == {"sales__gil", "sales__hal"}
+    assert status(nn, "/user/sales__hal").status_code == 200
     hal = platform.session("hal@example.org", PASSWORD)
     assert [p["name"] for p in hal.get(platform.url + API + "/project", timeout=30).json()] == ["sales"]
     assert platform.cli("project", "remove-member", "sales", "hal@example.org").returncode == 0
     assert members() == {"sales__gil"}
+    assert status(nn, "/user/sales__hal").status_code == 404
     owner_out = platform.cli("project", "remove-member", "sales", "gil@example.org")
     assert owner_out.returncode == 1 and "owner cannot be removed" in owner_out.stderr
     assert platform.cli("project", "delete", "sales").returncode == 0
     assert status(nn, "/Projects/sales").status_code == 404
     assert status(nn, "/user/hive/warehouse/sales.db").status_code == 404
+    assert status(nn, "/user/sales__gil").status_code == 404
     with db.transaction() as tx:
         assert tx.query("SELECT NAME FROM metastore.DBS WHERE NAME='sales'") == []
 

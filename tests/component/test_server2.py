@@ -39,7 +39,7 @@ def server2(platform_stack):
                          stdin=PASSWORD + "\n")
     assert added.returncode == 0, added.stderr
     server = Server2Process(platform_stack["base"] / "server2", platform.url, platform_stack["metastore"].port,
-                            platform_stack["namenode"].address).start()
+                            platform_stack["namenode"].address, max_engines=10, driver_memory="384m").start()
     yield server
     code = server.stop(60)
     assert code == 0, server.log_tail()
@@ -127,6 +127,14 @@ def test_refused_logins_open_no_session(server2, email, password, database, word
     assert words in str(refused.value)
 
 
+def test_pyhive_nosasl_sends_no_password_and_is_told_so(server2):
+    """PyHive's NOSASL mode refuses a password, so it can never log in here: the refusal
+    says what is missing (auth='CUSTOM' is PyHive's way to send one)."""
+    with pytest.raises(Exception) as refused:
+        hive.connect(host="127.0.0.1", port=server2.port, username=ANN, auth="NOSASL", database="alpha")
+    assert "an e-mail address and a password are required" in str(refused.value)
+
+
 def test_errors_carry_sqlstate_and_no_stack_trace(server2):
     with connect(server2) as conn:
         with pytest.raises(hive.OperationalError) as failed:
@@ -211,22 +219,59 @@ def test_disconnect_mid_fetch_frees_the_session(server2):
         assert query(again, "SELECT count(*) FROM range(1000)") == [(1000,)]
 
 
-def test_concurrent_sessions(server2):
-    results, errors = [], []
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
 
-    def work(email: str, database: str) -> None:
+
+def test_a_million_rows_fetched_slowly_keep_server2_small(server2):
+    """server2 holds one batch at a time: fetching 1,000,000 rows in batches of 10,000 (with a
+    pause between batches, a slow client) grows it by far less than the rows would take."""
+    pid, peak, fetched = server2.process.pid, [0.0], 0
+    with connect(server2) as conn:
+        cursor = conn.cursor()
+        cursor.execute("SELECT id, CAST(id AS STRING) AS s FROM range(1000000)")
+        before = rss_mib(pid)
+        while True:
+            batch = cursor.fetchmany(10000)
+            if not batch:
+                break
+            fetched += len(batch)
+            peak[0] = max(peak[0], rss_mib(pid))
+            if fetched % 200000 == 0:
+                time.sleep(0.5)
+    assert fetched == 1_000_000
+    assert peak[0] - before < 64, f"server2 grew from {before:.0f} MiB to {peak[0]:.0f} MiB while fetching"
+
+
+def test_eight_users_at_once(server2, platform_stack):
+    """Eight users, each in a project of its own, at the same time: eight engines, each
+    session its own project user, each writing and reading its own table."""
+    platform = platform_stack["platform"]
+    people = [(f"user{i}@example.org", f"crowd{i}") for i in range(8)]
+    for email, project in people:
+        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=PASSWORD + "\n")
+        assert added.returncode == 0, added.stderr
+        made = platform.cli("project", "create", project, "--owner", email)
+        assert made.returncode == 0, made.stderr
+    results, errors = {}, []
+
+    def work(email: str, project: str) -> None:
         try:
-            with connect(server2, email, database=database) as conn:
-                results.append(query(conn, "SELECT current_user(), count(*) FROM range(5000)")[0])
+            with connect(server2, email, database=project) as conn:
+                query(conn, "CREATE TABLE mine (x BIGINT) STORED AS PARQUET")
+                query(conn, "INSERT INTO mine SELECT id FROM range(5000)")
+                results[project] = query(conn, "SELECT current_user(), count(*), sum(x) FROM mine")[0]
         except Exception as exc:        # noqa: BLE001 -- collected and shown
-            errors.append(exc)
-    threads = [threading.Thread(target=work, args=(ANN, "alpha") if i % 2 else (BOB, "beta")) for i in range(8)]
+            errors.append((project, exc))
+    threads = [threading.Thread(target=work, args=person) for person in people]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(300)
+        thread.join(600)
     assert errors == []
-    assert sorted(results) == [("alpha__ann", 5000)] * 4 + [("beta__bob", 5000)] * 4
+    assert results == {project: (f"{project}__user{i}", 5000, sum(range(5000)))
+                       for i, (_, project) in enumerate(people)}
 
 
 def beeline(server, url_tail: str, sql: str, password: str = PASSWORD) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..core.db import Database, IntegrityError, Tx
 from .accounts import Accounts
 from .exceptions import AlreadyExists, InvalidInput, NotFound
-from .provision import PROJECTS_ROOT, Groups, Metastore, Namespace, location_path, project_user
+from .provision import HOMES_ROOT, PROJECTS_ROOT, Groups, Metastore, Namespace, location_path, project_user
 
 log = logging.getLogger("hopshive.platform")
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,61}[a-z0-9]$|^[a-z]$")
@@ -90,7 +90,7 @@ class Projects:
         project = self.project(name)
         owner = project_user(name, self.accounts.user(project.owner).username)
         for member in project.members:
-            self.groups.add(project_user(name, member.username), name)
+            self._admit(name, member.username)
         self.namespace.mkdirs(f"{PROJECTS_ROOT}/{name}", owner, name, "770")
         location = self.metastore.create_database(name, f"Database of project {name}")
         self.namespace.chown(location_path(location), owner, name, "770")
@@ -106,8 +106,20 @@ class Projects:
                        " SELECT id, %s, %s FROM platform.projects WHERE name=%s"
                        " ON DUPLICATE KEY UPDATE role=VALUES(role)", (user.id, role, name))
         self.db.run(work)
-        self.groups.add(project_user(name, user.username), name)
+        self._admit(name, user.username)
         return self.project(name)
+
+    def _admit(self, name: str, username: str) -> None:
+        """The member's project user joins the project group and gets a home of its own
+        (Spark's staging and Hive's trash go there: /user/<project user>, 0700)."""
+        user = project_user(name, username)
+        self.groups.add(user, name)
+        self.namespace.mkdirs(f"{HOMES_ROOT}/{user}", user, name, "700")
+
+    def _dismiss(self, name: str, username: str) -> None:
+        user = project_user(name, username)
+        self.groups.remove(user, name)
+        self.namespace.delete(f"{HOMES_ROOT}/{user}")
 
     def remove_member(self, name: str, email: str) -> Project:
         user = self.accounts.user(email)
@@ -117,7 +129,7 @@ class Projects:
         self.db.run(lambda tx: tx.execute(
             "DELETE FROM platform.project_members WHERE user_id=%s"
             " AND project_id=(SELECT id FROM platform.projects WHERE name=%s)", (user.id, name)))
-        self.groups.remove(project_user(name, user.username), name)
+        self._dismiss(name, user.username)
         return self.project(name)
 
     def delete(self, name: str) -> None:
@@ -130,7 +142,7 @@ class Projects:
         self.metastore.drop_database(name)      # whatever the directory did not take along
         self.namespace.delete(f"{PROJECTS_ROOT}/{name}")
         for member in project.members:
-            self.groups.remove(project_user(name, member.username), name)
+            self._dismiss(name, member.username)
         self.db.run(lambda tx: tx.execute("DELETE FROM platform.projects WHERE name=%s", (name,)))
         log.info("project deleted", extra={"project": name})
 

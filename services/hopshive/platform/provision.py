@@ -26,6 +26,7 @@ from .exceptions import ProvisioningFailed
 
 log = logging.getLogger("hopshive.platform")
 PROJECTS_ROOT = "/Projects"
+HOMES_ROOT = "/user"
 
 
 def project_user(project: str, username: str) -> str:
