@@ -92,7 +92,10 @@ def test_an_administrators_drop_keeps_the_adopted_directory(scratch, users, meta
     drops it with its data.  alice's files survive; her own table on it takes them along when
     she drops it (the Hive admin is no namespace superuser: it cannot delete her files)."""
     alice, bob = users
-    shared = f"{scratch.path}/shared"
+    home = f"{scratch.path}/alice"              # alice's own: she may delete what is in it
+    webhdfs.mkdirs(home, "755")
+    webhdfs.chown(home, alice)
+    shared = f"{home}/shared"
     webhdfs.mkdirs(shared)
     webhdfs.chmod(shared, "777")
     webhdfs.chown(shared, alice)

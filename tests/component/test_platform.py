@@ -111,6 +111,7 @@ def test_project_lifecycle(platform, platform_stack):
         assert (found["owner"], found["group"], found["permission"]) == ("sales__gil", "sales", "770")
     # the Hive admin made the database but cannot read it after the hand-over
     assert status(nn, "/user/hive/warehouse/sales.db/x", user="hive").status_code == 403
+    assert status(nn, "/Projects").json()["FileStatus"]["permission"] == "755"    # members must get through
     home = status(nn, "/user/sales__gil").json()["FileStatus"]
     assert (home["owner"], home["group"], home["permission"]) == ("sales__gil", "sales", "700")
 

@@ -39,7 +39,7 @@ def server2(platform_stack):
                          stdin=PASSWORD + "\n")
     assert added.returncode == 0, added.stderr
     server = Server2Process(platform_stack["base"] / "server2", platform.url, platform_stack["metastore"].port,
-                            platform_stack["namenode"].address, max_engines=10, driver_memory="384m").start()
+                            platform_stack["namenode"].address, max_engines=10).start()
     yield server
     code = server.stop(60)
     assert code == 0, server.log_tail()
@@ -142,6 +142,13 @@ def test_errors_carry_sqlstate_and_no_stack_trace(server2):
     status = failed.value.args[0].status
     assert status.sqlState == "42P01" and "TABLE_OR_VIEW_NOT_FOUND" in status.errorMessage
     assert "\tat " not in status.errorMessage
+    with connect(server2) as conn:          # a JVM exception PySpark does not convert: its message alone
+        with pytest.raises(hive.OperationalError) as failed:
+            query(conn, f"INSERT OVERWRITE DIRECTORY 'webhdfs://{server2.namenode_address}/Projects/beta/x'"
+                        " USING parquet SELECT 1")
+    message = failed.value.args[0].status.errorMessage
+    assert message.startswith("org.apache.hadoop.security.AccessControlException: Permission denied: user=alpha__ann")
+    assert "\tat " not in message and "calling o" not in message, message
 
 
 def operation_status(cursor):

@@ -55,7 +55,7 @@ class Server2Process(ServiceProcess):
     module = "hopshive.server2.server"
 
     def __init__(self, base: Path, platform_url: str, metastore_port: int, namenode_address: str, **server2):
-        self.port = _free_port()
+        self.port, self.namenode_address = _free_port(), namenode_address
         settings = {"bind": "127.0.0.1", "port": self.port, "platform_url": platform_url,
                     "metastore_uris": f"thrift://127.0.0.1:{metastore_port}",
                     "warehouse": f"webhdfs://{namenode_address}/user/hive/warehouse",

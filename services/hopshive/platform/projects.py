@@ -89,6 +89,8 @@ class Projects:
         """Bring the namespace and the metastore in line with the project's rows."""
         project = self.project(name)
         owner = project_user(name, self.accounts.user(project.owner).username)
+        for root in (PROJECTS_ROOT, HOMES_ROOT):    # made first: as parents they would get a child's mode
+            self.namespace.ensure_directory(root, "755")
         for member in project.members:
             self._admit(name, member.username)
         self.namespace.mkdirs(f"{PROJECTS_ROOT}/{name}", owner, name, "770")

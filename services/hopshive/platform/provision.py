@@ -62,6 +62,11 @@ class Namespace:
         self._call("PUT", path, "MKDIRS", permission=mode)
         self.chown(path, owner, group, mode)
 
+    def ensure_directory(self, path: str, mode: str) -> None:
+        """Make ``path`` with ``mode`` unless it exists (an existing one keeps its mode)."""
+        if not self._call("GET", path, "GETFILESTATUS", ok_missing=True):
+            self._call("PUT", path, "MKDIRS", permission=mode)
+
     def chown(self, path: str, owner: str, group: str, mode: str) -> None:
         self._call("PUT", path, "SETOWNER", owner=owner, group=group)
         self._call("PUT", path, "SETPERMISSION", permission=mode)

@@ -53,7 +53,11 @@ def _error(exc: BaseException) -> tuple:
             sqlstate = getter()
         except Exception:               # noqa: BLE001 -- best effort, the message still goes back
             sqlstate = None
-    message = getattr(exc, "desc", None) or str(exc)
+    java = getattr(exc, "java_exception", None)     # a JVM exception PySpark does not convert
+    if java is not None:
+        message = str(java.toString())
+    else:
+        message = getattr(exc, "desc", None) or str(exc)
     message = message.split("\nJVM stacktrace:", 1)[0].strip()
     return ("error", sqlstate or "42000", message or type(exc).__name__)
 
