@@ -38,6 +38,10 @@ def server2(platform_stack):
     added = platform.cli("user", "add", "--email", "tfa@example.org", "--password-stdin", "--two-factor",
                          stdin=PASSWORD + "\n")
     assert added.returncode == 0, added.stderr
+    added = platform.cli("user", "add", "--email", "blocked@example.org", "--password-stdin", stdin=PASSWORD + "\n")
+    assert added.returncode == 0, added.stderr
+    assert platform.cli("project", "add-member", "alpha", "blocked@example.org", "--role", "Data scientist").returncode == 0
+    assert platform.cli("user", "block", "blocked@example.org").returncode == 0
     server = Server2Process(platform_stack["base"] / "server2", platform.url, platform_stack["metastore"].port,
                             platform_stack["namenode"].address, max_engines=10).start()
     yield server
@@ -119,6 +123,7 @@ def test_arrow_and_row_paths_give_the_same_values(server2):
     (ANN, "wrong password!", "alpha", "wrong e-mail or password"),
     ("nobody@example.org", PASSWORD, "alpha", "wrong e-mail or password"),
     ("tfa@example.org", PASSWORD, "alpha", "two-factor"),
+    ("blocked@example.org", PASSWORD, "alpha", "blocked"),
     (ANN, PASSWORD, "beta", "not a member of project"),
 ])
 def test_refused_logins_open_no_session(server2, email, password, database, words):

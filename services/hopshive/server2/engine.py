@@ -45,6 +45,17 @@ def _pattern(value: str | None) -> str:
     return value.replace("*", "[*]").replace("%", "*").replace("_", "?")
 
 
+def _java_message(java) -> str:
+    """A JVM exception as its class and message, with its root cause (a wrapper such as
+    "Exception thrown in awaitResult" says nothing by itself); never the stack."""
+    message, root, cause = str(java.toString()), None, java.getCause()
+    for _ in range(32):
+        if cause is None:
+            break
+        root, cause = cause, cause.getCause()
+    return f"{message} (caused by {root.toString()})" if root is not None else message
+
+
 def _error(exc: BaseException) -> tuple:
     sqlstate = None
     getter = getattr(exc, "getSqlState", None)
@@ -55,7 +66,7 @@ def _error(exc: BaseException) -> tuple:
             sqlstate = None
     java = getattr(exc, "java_exception", None)     # a JVM exception PySpark does not convert
     if java is not None:
-        message = str(java.toString())
+        message = _java_message(java)
     else:
         message = getattr(exc, "desc", None) or str(exc)
     message = message.split("\nJVM stacktrace:", 1)[0].strip()
