@@ -29,7 +29,7 @@ docs: ## Regenerate the variable tables of roles/*/README.md from defaults/main.
 base-image: ## Build the Debian 12 base image molecule uses (hopshive/debian12-base:latest)
 	./scripts/build-base-image
 
-molecule: ## Run a role's molecule scenario in docker (ROLE=mysql_cluster|install|configure|namenode|metastore|spark|cleaner)
+molecule: ## Run a role's molecule scenario in docker (ROLE=any role under roles/, e.g. ROLE=server2)
 	./scripts/molecule $(ROLE) $(or $(ARGS),test)
 
 molecule-all: base-image ## Run every molecule scenario of every role (molecule test), one after another; stop at the first failure
