@@ -28,7 +28,7 @@ COMMANDS = [
     ("hopshive-metatool fsck-hbase", "metastore", "hbase store fsck: "),
     ('hopshive-metatool explain-filter DB TABLE "FILTER"', "metastore", "plan: "),
     ("hopshive-cleaner status", "cleaner", "leader: "),
-    ("hopshive-platform --config /etc/hopshive/platform.yml user list", "platform", "admin@"),
+    ("hopshive-platform user list", "platform", "admin@"),
     ("hopshive-supervisorctl status", "cleaner", "hopshive-cleaner"),
 ]
 # exit status each may end with besides 0: fsck says 1 while findings remain, which a
@@ -74,3 +74,16 @@ def test_the_readme_command_runs_as_shown(line, group, expected, targets, reques
     shown = f"`{command}` on {container or 'this machine'} exited {done.returncode}:\n{done.stdout}{done.stderr}"
     assert done.returncode in {0} | FINDINGS_POSSIBLE.get(line, set()), shown
     assert done.stdout.startswith(expected) or f"\n{expected}" in done.stdout, shown
+
+
+def test_hdfs_dfs_dash_forms_round_trip(targets, run_id):
+    """`hdfs dfs` habits work as typed: -mkdir -p, -put from stdin, -cat, -stat, -du, -rm."""
+    container = where(targets, "namenode")
+    base = f"/tmp/hh-{run_id}-dash"
+    script = (f"set -e; hopshive-dfs -mkdir -p {base}; echo dash-forms | hopshive-dfs -put - {base}/f; "
+              f"hopshive-dfs -cat {base}/f; hopshive-dfs -stat %n {base}/f; hopshive-dfs -du -s {base}; "
+              f"hopshive-dfs -rm -r -skipTrash {base}")
+    done = run_on(container, "sh", "-c", script, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["dash-forms", "f"] and lines[2].startswith("11 "), lines

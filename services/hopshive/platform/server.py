@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 import requests
@@ -28,6 +29,7 @@ from .projects import ROLES, Projects
 from .provision import Metastore, Namespace
 
 log = logging.getLogger("hopshive.platform")
+DEFAULT_CONFIG = "/etc/hopshive/platform.yml"   # the deployed file: operators type no flags
 
 DEFAULTS = {
     "log_level": "info",
@@ -133,7 +135,8 @@ def admin(config: dict, args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="hopshive-platform", description=__doc__.split("\n\n")[0])
-    top.add_argument("--config", help="YAML configuration file (default: $HOPSHIVE_CONFIG)")
+    top.add_argument("--config", help=f"YAML configuration file (default: $HOPSHIVE_CONFIG, else {DEFAULT_CONFIG}"
+                                      " when it exists: what the deployment writes)")
     areas = top.add_subparsers(dest="area", required=True)
     areas.add_parser("serve", help="run the HTTP API")
     areas.add_parser("check", help="probe the running API's /health")
@@ -170,7 +173,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    config = effective_config("hopshive-platform", DEFAULTS, args.config)
+    path = args.config or os.environ.get("HOPSHIVE_CONFIG") or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
+    config = effective_config("hopshive-platform", DEFAULTS, path)
     if config is None:
         return 2
     if args.area == "check-config":
