@@ -6,6 +6,9 @@ metastore and namenode, same Spark settings (local[1], 512 MB driver):
 - `select 1` on an open session;
 - a small query (1,000 rows, 2 columns) fetched whole;
 - a large fetch (--rows rows, 2 columns, 10,000 rows per FetchResults);
+- the same large fetch through Hive JDBC (beeline from the pyspark jars, csv2 output), whose
+  client decodes in the JVM: beeline's time for it minus its time for `select 1` (its JVM
+  start-up and login cancel out);
 - throughput of --sessions concurrent sessions (one user: one engine of ours, as the
   reference's one), each running a small Spark job (`count(*)` of 100,000 rows) in a loop
   for --seconds.
@@ -38,7 +41,7 @@ from tests.support.metastore import MetastoreProcess, settings  # noqa: E402
 from tests.support.namenode import NamenodeServer  # noqa: E402
 from tests.support.polling import wait_until  # noqa: E402
 from tests.support.schemas import reset_schemas  # noqa: E402
-from tests.support.server2 import PlatformProcess, Server2Process  # noqa: E402
+from tests.support.server2 import PlatformProcess, Server2Process, beeline  # noqa: E402
 
 EMAIL, PASSWORD = "bench@example.org", "bench-password-1"
 
@@ -121,6 +124,18 @@ def measure(connect, repeat: int, rows: int) -> dict:
     return results
 
 
+def jdbc_fetch(port: int, database: str, user: str, password: str, url_tail: str, rows: int, repeat: int) -> float:
+    """ms beeline takes for ``rows`` rows beyond what it takes for `select 1` (p50s)."""
+    def run(sql: str) -> float:
+        start = time.perf_counter()
+        done = beeline("127.0.0.1", port, database, user, password, sql, url_tail,
+                       options=("--incremental=true",), heap="1g", timeout=900)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return time.perf_counter() - start
+    big = f"SELECT id, CAST(id AS STRING) AS s FROM range({rows});"
+    return p50([run(big) for _ in range(repeat)]) - p50([run("SELECT 1;") for _ in range(repeat)])
+
+
 def throughput(connect, sessions: int, seconds: float) -> float:
     """Statements per second of ``sessions`` sessions, each in a thread of its own."""
     done, errors, start = [], [], threading.Event()
@@ -189,6 +204,10 @@ def main() -> int:
         print("measuring", file=sys.stderr)
         reference = measure(sts.connect, args.repeat, args.rows)
         mine = measure(ours, args.repeat, args.rows)
+        mine[f"{args.rows:,} rows through Hive JDBC (beeline)"] = jdbc_fetch(
+            server2.port, "bench", EMAIL, PASSWORD, "", args.rows, 3)
+        reference[f"{args.rows:,} rows through Hive JDBC (beeline)"] = jdbc_fetch(
+            sts.port, "default", "hdfs", "", ";auth=noSasl", args.rows, 3)
         reference_rate = throughput(sts.connect, args.sessions, args.seconds)
         our_rate = throughput(ours, args.sessions, args.seconds)
         print("| p50, ms | server2 (ours) | Spark Thrift Server | ours / reference |")

@@ -43,7 +43,7 @@ def server2(platform_stack):
     assert platform.cli("project", "add-member", "alpha", "blocked@example.org", "--role", "Data scientist").returncode == 0
     assert platform.cli("user", "block", "blocked@example.org").returncode == 0
     server = Server2Process(platform_stack["base"] / "server2", platform.url, platform_stack["metastore"].port,
-                            platform_stack["namenode"].address, max_engines=10).start()
+                            platform_stack["namenode"].address, max_engines=10, login_cache_seconds=20).start()
     yield server
     code = server.stop(60)
     assert code == 0, server.log_tail()
@@ -132,6 +132,28 @@ def test_refused_logins_open_no_session(server2, email, password, database, word
     assert words in str(refused.value)
 
 
+def test_a_login_is_reused_only_for_its_cache_time(server2, platform_stack):
+    """A reconnect within login_cache_seconds (20 here) skips the platform login, so a block
+    reaches new connections only when that time has passed; a wrong password never hits it."""
+    platform = platform_stack["platform"]
+    assert platform.cli("user", "add", "--email", "kit@example.org", "--password-stdin",
+                        stdin=PASSWORD + "\n").returncode == 0
+    assert platform.cli("project", "add-member", "alpha", "kit@example.org", "--role", "Data scientist").returncode == 0
+    connect(server2, "kit@example.org").close()
+    assert platform.cli("user", "block", "kit@example.org").returncode == 0
+    with pytest.raises(Exception, match="wrong e-mail or password"):
+        connect(server2, "kit@example.org", "not the password")
+    connect(server2, "kit@example.org").close()      # remembered: the block is not seen yet
+
+    def refused() -> str | None:
+        try:
+            connect(server2, "kit@example.org").close()
+        except Exception as exc:        # noqa: BLE001 -- the refusal is what we wait for
+            return str(exc)
+        return None
+    assert "blocked" in wait_until(refused, 60, lambda _: "still logged in after the cache time")
+
+
 def test_pyhive_nosasl_sends_no_password_and_is_told_so(server2):
     """PyHive's NOSASL mode refuses a password, so it can never log in here: the refusal
     says what is missing (auth='CUSTOM' is PyHive's way to send one)."""
@@ -209,13 +231,15 @@ def sasl_login(port: int, source: str, email: str, password: str) -> tuple[int, 
         return status, raw.recv(length, socket.MSG_WAITALL)
 
 
-def test_one_client_guessing_passwords_locks_out_only_itself(server2):
+def test_one_client_guessing_passwords_locks_out_only_itself(server2, platform_stack):
     """server2 forwards each client's address to the platform, whose per-address limit (8 in
     these tests) then applies to that client, not to every JDBC user behind server2."""
+    assert platform_stack["platform"].cli("user", "add", "--email", "lee@example.org", "--password-stdin",
+                                          stdin=PASSWORD + "\n").returncode == 0
     for attempt in range(8):
         status, message = sasl_login(server2.port, "127.0.0.4", f"guess{attempt}@example.org", "x")
         assert status == 3 and b"wrong e-mail or password" in message, message
-    status, message = sasl_login(server2.port, "127.0.0.4", ANN, PASSWORD)
+    status, message = sasl_login(server2.port, "127.0.0.4", "lee@example.org", PASSWORD)   # never logged in
     assert status == 3 and b"Too many failed logins" in message, message
     with connect(server2) as conn:
         assert query(conn, "SELECT current_user()") == [("alpha__ann",)]

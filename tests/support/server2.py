@@ -70,11 +70,13 @@ class Server2Process(ServiceProcess):
 
 
 def beeline(host: str, port: int, database: str, user: str, password: str, sql: str,
-            url_tail: str = "") -> subprocess.CompletedProcess:
+            url_tail: str = "", options: tuple[str, ...] = (), heap: str = "256m",
+            timeout: float = 180) -> subprocess.CompletedProcess:
     """beeline from the pyspark jars (Hive JDBC), as a user of any HiveServer2 endpoint runs it."""
     import pyspark
     jars = Path(pyspark.__file__).parent / "jars"
     return subprocess.run(
-        ["java", "-Xmx256m", "-cp", f"{jars}/*", "org.apache.hive.beeline.BeeLine",
+        ["java", f"-Xmx{heap}", "-cp", f"{jars}/*", "org.apache.hive.beeline.BeeLine",
          "-u", f"jdbc:hive2://{host}:{port}/{database}{url_tail}", "-n", user, "-p", password,
-         "--outputformat=csv2", "--silent=true", "-e", sql], capture_output=True, text=True, timeout=180)
+         "--outputformat=csv2", "--silent=true", *options, "-e", sql], capture_output=True, text=True,
+        timeout=timeout)

@@ -1,9 +1,20 @@
 """The HopsWorks authenticator (thesis §3.2, Figure 3.1): e-mail and password are checked by
 logging in to the platform API; the profile gives the user name, the project list the
-databases the user may use.  The session user is ``<database>__<username>``."""
+databases the user may use.  The session user is ``<database>__<username>``.
+
+A successful login is remembered for ``cache_seconds`` (as Trino's LDAP authenticator's
+``cache-ttl``): a client that reconnects with the same e-mail and password within that time
+is not sent through the platform's Argon2id check again.  Only successes are remembered,
+under an HMAC of the credentials with a key of this process; a blocked account, a changed
+password or a changed membership takes effect on new connections within that time."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
+import threading
+import time
 from dataclasses import dataclass
 
 import requests
@@ -28,15 +39,37 @@ class Identity:
 
 
 class PlatformAuthenticator:
-    def __init__(self, url: str, timeout: float = 15.0):
+    MAX_REMEMBERED = 10_000
+
+    def __init__(self, url: str, timeout: float = 15.0, cache_seconds: float = 0.0):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.cache_seconds = cache_seconds
+        self._key = secrets.token_bytes(32)
+        self._remembered: dict[bytes, tuple[float, Identity]] = {}
+        self._lock = threading.Lock()
 
     def authenticate(self, email: str | None, password: str | None, client: str = "") -> Identity:
         """``client``: the JDBC client's address, forwarded so the platform limits failed
         logins per client rather than per server2 host."""
         if not email or not password:
             raise AuthenticationFailed("an e-mail address and a password are required")
+        key = hmac.new(self._key, f"{email}\0{password}".encode(), hashlib.sha256).digest()
+        now = time.monotonic()
+        with self._lock:
+            until, identity = self._remembered.get(key, (0.0, None))
+        if identity is not None and now < until:
+            return identity
+        identity = self._login(email, password, client)
+        if self.cache_seconds > 0:
+            with self._lock:
+                if len(self._remembered) >= self.MAX_REMEMBERED:
+                    self._remembered = {k: v for k, v in self._remembered.items() if v[0] > now}
+                if len(self._remembered) < self.MAX_REMEMBERED:
+                    self._remembered[key] = (now + self.cache_seconds, identity)
+        return identity
+
+    def _login(self, email: str, password: str, client: str) -> Identity:
         with requests.Session() as http:
             if client:
                 http.headers["X-Forwarded-For"] = client

@@ -33,6 +33,7 @@ DEFAULTS = {
         "bind": "127.0.0.1",
         "port": 10000,
         "platform_url": "http://127.0.0.1:8181",
+        "login_cache_seconds": 30.0,     # a successful login is reused this long (0: never)
         "max_connections": 200,
         "read_timeout": 3600.0,          # seconds a connection may stay silent
         "fetch_limit": 10000,            # rows per FetchResults at most
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     sock = listen(s2["bind"], int(s2["port"]))
     engines = Engines(engine_settings(s2))
     context = ConnectionContext()
-    authenticator = PlatformAuthenticator(s2["platform_url"])
+    authenticator = PlatformAuthenticator(s2["platform_url"], cache_seconds=float(s2["login_cache_seconds"]))
     handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))
     server = ThriftServer(sock, TCLIService.Processor(handler), context, authenticator.authenticate,
                           handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]), tls)
