@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
 import uuid
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from aiohttp import web
 
 from ..exceptions import (AccessDenied, BlocksUnavailable, CorruptReplica, HopsHiveError, InvalidArgument,
                           NamespaceError)
-from ..namespace.blocks import READ_CHUNK, Block, FileChecksum, segments
+from ..namespace.blocks import CHECK_CHUNK, READ_CHUNK, Block, FileChecksum, segments
 from ..namespace.inodes import BLOCK_SIZE_BITS
 from ..namespace.namespace import MAX_REPLICATION, Namespace
 from ..namespace.replication import INTERNAL
@@ -107,6 +108,7 @@ class WebHdfs:
             ("GET", "GETTRASHROOT"): self.trash_root,
             ("GET", "GETSERVERDEFAULTS"): self.server_defaults,
             ("GET", "FSCK"): self.fsck,   # HopsHive extension, for `hopshive-dfs fsck`
+            ("GET", "GETLOCALREPLICAS"): self.local_replicas,   # HopsHive extension: short-circuit reads
             ("GET", "OPEN"): self.open,
             ("PUT", "MKDIRS"): self.mkdirs,
             ("PUT", "CREATE"): self.create,
@@ -262,6 +264,33 @@ class WebHdfs:
                                 "storageTypes": ["DISK"]})
             start += block.num_bytes
         return json_response({"BlockLocations": {"BlockLocation": located}})
+
+    async def local_replicas(self, req: Request) -> Reply:
+        """Short-circuit reads (as HDFS's for a client on a datanode): to a client on this host
+        that may read the file, the block files of this disk that hold all of it, with their
+        checksum files, so it can read them itself instead of streaming them over HTTP.
+        ``null`` when some part is not here (a small file in the database, a block held
+        elsewhere): the client then reads through OPEN."""
+        if not self._on_this_host(req.http.remote):
+            raise AccessDenied("GETLOCALREPLICAS answers clients on the namenode's own host only")
+        inode, blocks = await req.read(self.ns.file_blocks, req.caller, req.path, True)
+        store = self.ns.blocks
+        if not all(not block.inline and store.holds(block) for block in blocks):
+            return json_response({"LocalReplicas": None})
+        located, start = [], 0
+        for block in blocks:
+            located.append({"offset": start, "length": block.num_bytes, "path": str(store.path(block.block_id)),
+                            "checksums": str(store.meta_path(block.block_id))})
+            start += block.num_bytes
+        return json_response({"LocalReplicas": {"length": inode.size, "bytesPerChecksum": CHECK_CHUNK,
+                                                "blocks": located}})
+
+    def _on_this_host(self, remote: str | None) -> bool:
+        try:
+            address = ipaddress.ip_address(remote or "")
+        except ValueError:
+            return False
+        return address.is_loopback or str(address) == self.advertised.rsplit(":", 1)[0]
 
     async def home_directory(self, req: Request) -> Reply:
         return json_response({"Path": f"/user/{req.caller.name}"})
