@@ -1,0 +1,91 @@
+"""Fixtures shared by the molecule scenarios' testinfra tests (roles/*/molecule/*/tests/).
+
+Molecule's testinfra verifier runs pytest in the scenario directory against the scenario's
+containers (`host`, one parametrisation per inventory host the module's `testinfra_hosts`
+selects).  The containers have no init system, so services run under supervisord.
+"""
+
+import json
+import shlex
+from dataclasses import dataclass
+
+import pytest
+import testinfra
+import testinfra.utils.ansible_runner
+
+SUPERVISORCTL = "/usr/local/bin/hopshive-supervisorctl"
+VENV_BIN = "/opt/hopshive/venv/bin"
+
+
+@dataclass
+class Response:
+    status: int
+    body: str
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Node:
+    """What the scenarios ask of one container: services, HTTP, SQL, our CLIs."""
+
+    def __init__(self, host):
+        self.host = host
+        self.name = host.backend.get_hostname()
+
+    def assert_running(self, program):
+        status = self.host.run(f"{SUPERVISORCTL} status {shlex.quote(program)}").stdout
+        assert "RUNNING" in status, f"{self.name}: expected {program} RUNNING, got: {status!r}"
+
+    def http(self, url, method="GET", form=None, headers=(), cookie_jar=None):
+        """One request with curl inside the container (the services listen on its loopback)."""
+        command = ["curl", "-sS", "-X", method, "-w", "\n%{http_code}", url]
+        for name, value in (form or {}).items():
+            command += ["--data-urlencode", f"{name}={value}"]
+        for header in headers:
+            command += ["-H", header]
+        if cookie_jar:
+            command += ["-b", cookie_jar, "-c", cookie_jar]
+        out = self.host.check_output(shlex.join(command))
+        body, _, status = out.rpartition("\n")
+        return Response(int(status), body)
+
+    def sql(self, statement):
+        """Rows (lists of strings) of `statement` run by root over the local socket."""
+        out = self.host.check_output(
+            shlex.join(["mariadb", "--batch", "--skip-column-names", "-e", statement])
+        )
+        return [line.split("\t") for line in out.splitlines()]
+
+    def tool(self, *args):
+        """The output of one of our CLIs from the deployed virtualenv; fails on a non-zero exit."""
+        return self.host.check_output(shlex.join([f"{VENV_BIN}/{args[0]}", *args[1:]]))
+
+    def effective_config(self, program, config):
+        """The service's configuration after defaults and environment (`--check-config`)."""
+        return json.loads(self.tool(program, "--check-config", "--config", config))
+
+
+class Inventory:
+    """The scenario's inventory, for checks that span containers (run once, not per host)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def node(self, name):
+        return Node(testinfra.get_host(f"ansible://{name}", ansible_inventory=self.path))
+
+    def nodes(self, group):
+        """The group's hosts sorted by name (the scenarios name them in the plays' order)."""
+        names = testinfra.utils.ansible_runner.AnsibleRunner.get_runner(self.path).get_hosts(group)
+        return [self.node(name) for name in names]
+
+
+@pytest.fixture
+def node(host):
+    return Node(host)
+
+
+@pytest.fixture
+def inventory(pytestconfig):
+    return Inventory(pytestconfig.option.ansible_inventory)

@@ -1,0 +1,33 @@
+"""namenode: the namespace service runs, is healthy, its schema is this release's, and the
+well-known directories exist with their owners and permissions."""
+
+import pytest
+
+testinfra_hosts = ["namenode"]
+
+WEBHDFS = "http://127.0.0.1:9870/webhdfs/v1"
+
+
+def test_service_runs_under_supervisord(node):
+    node.assert_running("hopshive-namenode")
+
+
+def test_health_endpoint_answers_200(node):
+    response = node.http("http://127.0.0.1:9870/health")
+    assert response.status == 200, response
+
+
+def test_hops_schema_is_this_release(node):
+    node.tool("hopshive-schematool", "--config", "/etc/hopshive/schematool.yml",
+              "validate", "--component", "hops")
+
+
+@pytest.mark.parametrize(
+    ("path", "owner", "permission"),
+    [("/tmp", "hdfs", "1777"), ("/user", "hdfs", "755"), ("/user/hive/warehouse", "hive", "1777")],
+)
+def test_well_known_directory(node, path, owner, permission):
+    response = node.http(f"{WEBHDFS}{path}?op=GETFILESTATUS&user.name=hdfs")
+    assert response.status == 200, response
+    status = response.json()["FileStatus"]
+    assert (status["type"], status["owner"], status["permission"]) == ("DIRECTORY", owner, permission), status
