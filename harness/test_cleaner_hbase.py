@@ -7,9 +7,11 @@ nothing asserts timing."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
+from pymetastore.hive_metastore.ttypes import NoSuchObjectException
 
 from harness.support import metastore as ms
 from harness.test_cleaner import DEADLINE, cleaner, warehouse_deleted  # noqa: F401 (fixture)
@@ -43,9 +45,19 @@ def hb_sales(hbase_hive, scratch, targets):
 
 
 def holds(hive, prefix: str) -> dict:
-    """This scenario's databases on the store: name -> {table: partition names}."""
-    return {name: {t: sorted(hive.get_partition_names(name, t, -1)) for t in hive.get_all_tables(name)}
-            for name in hive.get_all_databases() if name.startswith(prefix)}
+    """This scenario's databases on the store: name -> {table: partition names}.  A database
+    or table the cleaner drops between the listing and the next call is left out: it is gone."""
+    found = {}
+    for name in hive.get_all_databases():
+        if not name.startswith(prefix):
+            continue
+        with contextlib.suppress(NoSuchObjectException):
+            tables = {}
+            for t in hive.get_all_tables(name):
+                with contextlib.suppress(NoSuchObjectException):
+                    tables[t] = sorted(hive.get_partition_names(name, t, -1))
+            found[name] = tables
+    return found
 
 
 # (what, action(webhdfs, scratch path, database directory) -> bool, what the database holds
