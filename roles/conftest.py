@@ -7,6 +7,7 @@ selects).  The containers have no init system, so services run under supervisord
 
 import json
 import shlex
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -65,6 +66,10 @@ class Node:
         """The service's configuration after defaults and environment (`--check-config`)."""
         return json.loads(self.tool(program, "--check-config", "--config", config))
 
+    def variable(self, name):
+        """An inventory variable of this host, templated as a play sees it (vault, defaults)."""
+        return self.host.ansible("debug", f"var={name}")[name]
+
 
 class Inventory:
     """The scenario's inventory, for checks that span containers (run once, not per host)."""
@@ -89,3 +94,22 @@ def node(host):
 @pytest.fixture
 def inventory(pytestconfig):
     return Inventory(pytestconfig.option.ansible_inventory)
+
+
+def _eventually(check, seconds, interval=1.0):
+    """`check()`'s result once it passes (returns without an AssertionError), tried every
+    `interval` seconds; after `seconds`, its last AssertionError (the last state seen)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return check()
+        except AssertionError:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(interval)
+
+
+@pytest.fixture
+def eventually():
+    """A bounded wait for checks that pass only after a while: `eventually(check, seconds)`."""
+    return _eventually
