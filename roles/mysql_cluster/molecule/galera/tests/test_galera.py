@@ -50,6 +50,11 @@ def wsrep_state(node):
     return int(status["wsrep_cluster_size"]), status["wsrep_local_state_comment"]
 
 
+def assert_synced(node, size):
+    state = wsrep_state(node)
+    assert state == (size, "Synced"), f"{node.name}: expected (wsrep_cluster_size, state) {(size, 'Synced')}, got {state}"
+
+
 def write_mark(node, purpose):
     """A new row written through `node`; returns its note (unique to this run)."""
     note = f"verify-{time.time_ns()}-{purpose}"
@@ -77,10 +82,7 @@ def test_replication_settings(node, members):
 
 
 def test_synced_in_a_cluster_of_the_group_size(node, members):
-    state = wsrep_state(node)
-    assert state == (len(members), "Synced"), (
-        f"{node.name}: expected (wsrep_cluster_size, state) {(len(members), 'Synced')}, got {state}"
-    )
+    assert_synced(node, len(members))
 
 
 def test_every_node_holds_the_same_rows(members, marks_table):
@@ -124,12 +126,6 @@ def test_node_killed_with_sigkill_rejoins_and_sees_the_write_it_missed(members, 
     # What ansible.builtin.service does on a host without systemd: the init script.
     second.host.check_output("service mariadb start")
 
-    def second_synced_in_the_whole_cluster():
-        state = wsrep_state(second)
-        assert state == (len(members), "Synced"), (
-            f"expected {second.name} (wsrep_cluster_size, state) {(len(members), 'Synced')}, got {state}"
-        )
-
-    eventually(second_synced_in_the_whole_cluster, REJOIN_SECONDS)
+    eventually(lambda: assert_synced(second, len(members)), REJOIN_SECONDS)
     caught_up = second.sql(SYNC_WAIT + f"SELECT COUNT(*) FROM galera_verify.marks WHERE note = '{missed}'")
     assert caught_up == [["1"]], f"expected the row written while {second.name} was down, got count {caught_up}"
