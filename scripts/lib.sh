@@ -56,7 +56,8 @@ venv_ensure() {
     fi
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         log "installing into $venv: $*"
-        (cd "$ROOT" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@")
+        # Stamped only once the install succeeded (callers may run this where set -e is off).
+        (cd "$ROOT" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@") || return
         printf '%s\n' "$want" > "$stamp"
     fi
 }

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from hopshive.metastore.locations import Locations
-from hopshive.metastore.stores.hbase import fsck as hbase_fsck
+from hopshive.metastore.stores.hbase import fsck as hbase_fsck, moves
 from hopshive.namespace.inodes import partition_id
 from tests.support.cleaner import (account, binlog_position, reached, running, wait_leader,  # noqa: F401
                                    wait_tailing)
@@ -123,3 +123,42 @@ def test_every_row_of_table_3_1_on_the_hbase_store(db, metastore, hms, namespace
         assert consistent(metastore, db) == {}, what
     assert state(hms) == {"default": {}} and service.metrics.sweeps == 0
     assert service.metrics.removed == {"hbase_partition": 2, "hbase_table": 2, "hbase_database": 3}
+
+
+def test_a_sweep_during_a_rename_leaves_the_new_place_alone(db, metastore, hms, hbase_server, monkeypatch):
+    """The race of the cluster CI run: a sweep between a partition rename's HBase rows and
+    its directory move's commit saw the new partition without its directory and dropped it.
+    The sweep here runs at exactly that point, inside the rename."""
+    ms = metastore.config["metastore"]
+    locations = Locations(ms["namespace_uris"], ms["warehouse"])
+    hms.create_database(database("mv"))
+    hms.create_table(table("mv", "h", parts=("ds string",)))
+    hms.add_partitions([partition(hms.get_table("mv", "h"), ["b"])])
+    store, seen = metastore.store, []
+    release = store._release_sd
+
+    def sweep_mid_move(t, digest):
+        report = hbase_fsck.without_directory(store, db, locations)
+        seen.append((report.counts(), [f.what for f in hbase_fsck.drop_without_directory(store, report, db,
+                                                                                         locations)]))
+        release(t, digest)
+    monkeypatch.setattr(store, "_release_sd", sweep_mid_move)
+    renamed = hms.get_partition("mv", "h", ["b"])
+    renamed.values = ["bb"]
+    hms.rename_partition("mv", "h", ["b"], renamed)
+    monkeypatch.undo()
+    assert seen == [({"partition without directory": 1}, [])]
+    assert hms.get_partition_names("mv", "h", -1) == ["ds=bb"]
+    assert consistent(metastore, db) == {}
+    assert db.run(moves.in_flight, readonly=True) == []
+
+
+def test_a_move_abandoned_by_a_dead_metastore_is_forgotten(db):
+    with db.transaction() as tx:
+        tx.execute(f"INSERT INTO {moves.TABLE} (LOCATION, STARTED_AT) VALUES ('webhdfs://nn/w/old', NOW(3) - "
+                   f"INTERVAL {moves.ABANDONED_AFTER_SECONDS + 1} SECOND)")
+        recent = moves.begin(tx, "webhdfs://nn/w/recent")
+    assert db.run(moves.in_flight, readonly=True) == ["webhdfs://nn/w/recent"]
+    assert db.run(moves.forget_abandoned) == 1
+    db.run(lambda tx: moves.end(tx, [recent]))
+    assert db.run(moves.in_flight, readonly=True) == []

@@ -31,7 +31,7 @@ PROG = "hopshive-cleaner"
 # The metastore tables the cleaner reads or writes: its account sees no others.
 METASTORE_TABLES = {"DBS", "TBLS", "PARTITIONS", "IDXS", "KEY_CONSTRAINTS", "SDS", "CDS", "SERDES",
                     "SKEWED_STRING_LIST", "SKEWED_VALUES", "SKEWED_COL_VALUE_LOC_MAP", "CLEANER_LEASE",
-                    "CLEANER_POSITION", "CLEANER_SD_REFS"}
+                    "CLEANER_POSITION", "CLEANER_SD_REFS", "HBASE_MOVES"}
 DEFAULT_CONFIG = "/etc/hopshive/cleaner.yml"
 
 

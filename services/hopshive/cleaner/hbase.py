@@ -10,9 +10,10 @@ are dropped through the store -- ``stores/hbase/fsck.py``'s ``without_directory`
 Each sweep runs the same check over the whole store.
 
 Order of operations and recovery: the directory change commits first (it is the user's);
-the cleaner then drops the metadata, re-reading row and directory just before (a rename by
-the metastore writes its rows before its directory move commits: ``hbase_store``'s module
-docstring).  A cleaner that dies in between has not saved the batch's binlog position: the
+the cleaner then drops the metadata, re-reading row and directory just before, and leaves
+alone what a move of the store in flight is taking to a new place (a rename by the
+metastore writes its rows before its directory move commits: ``hbase_store``'s module
+docstring; ``hbase.moves``).  A cleaner that dies in between has not saved the batch's binlog position: the
 next leader replays the event, and every term starts with a sweep.  Nothing else can leave
 metadata without its directory except a crash inside the metastore's own rename, which the
 sweeps (and fsck-hbase) repair the same way.
@@ -28,7 +29,7 @@ from ..metastore.app import HBASE_DEFAULTS
 from ..metastore.fsck import InodePaths
 from ..metastore.exceptions import MetastoreError
 from ..metastore.locations import Locations
-from ..metastore.stores.hbase import fsck as hbase_fsck
+from ..metastore.stores.hbase import fsck as hbase_fsck, moves
 from .metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -103,4 +104,8 @@ class HBaseStoreCleaner:
         return self._run(paths, "event") if paths else 0
 
     def sweep(self) -> int:
+        forgotten = self.db.run(moves.forget_abandoned)
+        if forgotten:
+            log.warning("forgot HBase-store moves abandoned by a metastore that died mid-move",
+                        extra={"count": forgotten})
         return self._run(None, "sweep")

@@ -90,7 +90,7 @@ from ..filter.keytypes import key_type
 from ..locations import Locations, replace_prefix
 from ..app import HBASE_DEFAULTS
 from ..store import Capabilities, RawStore
-from .hbase import records, rowkey
+from .hbase import moves, records, rowkey
 from .hbase.partition_ops import PartitionOps
 from .hbase.records import RECORD as OBJ, Record, changed as _changed, decode as _decode, encode as _encode, now as _now
 from .hbase.records import shallow as _shallow, string_key as _s
@@ -196,11 +196,24 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
     @contextlib.contextmanager
     def _moving(self):
         """A directory move that commits only after the metadata naming its new place is
-        written (yields ``in_move(work)``, running ``work(tx)`` in the open transaction).  The
-        cleaner, which drops metadata whose directory is gone, sees the move only at commit,
-        when no row names the old place any more; a failed HBase write rolls the move back."""
-        with self.db.transaction() as tx:
-            yield lambda work: work(tx)
+        written (yields ``in_move(work, location)``, running ``work(tx)`` in the open
+        transaction).  The cleaner, which drops metadata whose directory is gone, sees the
+        move's old place go only at commit, when no row names it any more; the new place,
+        which rows name before the commit, is recorded as a move in flight first
+        (``hbase.moves``) and the record goes with the commit.  A failed HBase write rolls
+        the move back."""
+        recorded: list[int] = []
+        try:
+            with self.db.transaction() as tx:
+                def in_move(work, location: str):
+                    recorded.append(self.db.run(lambda own: moves.begin(own, location)))
+                    return work(tx)
+                yield in_move
+                moves.end(tx, recorded)
+            recorded.clear()    # deleted with the move's commit
+        finally:
+            if recorded:
+                self.db.run(lambda tx: moves.end(tx, recorded))
 
     def _scan(self, table, start: bytes, stop: bytes, filter_text: bytes | None = None, columns=None):
         return table.scan(row_start=start or None, row_stop=stop or None, filter=filter_text, columns=columns,
@@ -394,10 +407,11 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
             with self._moving() as in_move:
                 if renamed and managed and old_location and new_sd.location in (None, "", old_location):
                     new_sd.location = Locations.child(target.locationUri, new_name)
-                    if not in_move(lambda tx: dirs.rename(tx, old_location, new_sd.location, lambda *a: None)):
+                    if not in_move(lambda tx: dirs.rename(tx, old_location, new_sd.location, lambda *a: None),
+                                   new_sd.location):
                         new_sd.location = old_location
                 elif new_sd.location != old_location:
-                    in_move(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed))
+                    in_move(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed), new_sd.location)
                 stored = copy.copy(new_table)
                 stored.sd = new_sd
                 # the table row first (the parent), then its partitions and statistics

@@ -21,7 +21,8 @@ this: limited to the directories an event names (``under``), and in full in its 
 ``hopshive-metatool fsck-hbase`` runs it in full.  It is safe while DDL runs: each drop
 re-reads the row and the directory first (``repair``), and the store changes a directory
 and its metadata in an order that never shows a live object without its directory (see
-``hbase_store``'s module docstring).
+``hbase_store``'s module docstring) except at the new place of a move in flight, which the
+store records first (``moves``) and a drop skips.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ...fsck import ROOT_ID, directory_id
-from . import rowkey
+from . import moves, rowkey
 from .records import RECORD as OBJ, REFS, Record, decode
 
 NO_DIRECTORY = ("database without directory", "table without directory", "partition without directory")
@@ -222,10 +223,18 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
     return report
 
 
+def _moving_to(db, locations, path: str) -> bool:
+    """A move of the store in flight targets ``path`` or a directory above it: its rows name
+    the new place before the move commits (``moves``)."""
+    targets = {_path(locations, uri) for uri in db.run(moves.in_flight, readonly=True)}
+    return any(t and _below(path, [t]) for t in targets)
+
+
 def _still_gone(store, db, locations, finding: Finding) -> bool:
     """Re-read the finding's row and directory now: the row still names the same missing
-    directory (a rename by the metastore writes the new location before its directory move
-    commits, so a moved object is never taken for a lost one)."""
+    directory, and no move of the store is on its way there (a rename by the metastore
+    writes the new location before its directory move commits, so a moved object is never
+    taken for a lost one)."""
     from ...api import api
 
     def row(t):
@@ -237,7 +246,8 @@ def _still_gone(store, db, locations, finding: Finding) -> bool:
         return Record.of(data).location
     uri = store._hb(row)
     return bool(uri) and _path(locations, uri) == finding.path and \
-        db.run(lambda tx: directory_id(tx, finding.path), readonly=True) is None
+        db.run(lambda tx: directory_id(tx, finding.path), readonly=True) is None and \
+        not _moving_to(db, locations, finding.path)
 
 
 def drop_without_directory(store, report: HBaseReport, db, locations) -> list[Finding]:

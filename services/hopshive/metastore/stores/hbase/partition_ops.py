@@ -270,7 +270,7 @@ class PartitionOps:
             with self._moving() as in_move:
                 if is_managed(table.tableType) and old_location and table.sd and table.sd.location:
                     target = Locations.child(table.sd.location, new_name)
-                    if in_move(lambda tx: dirs.rename(tx, old_location, target, lambda *a: None)) \
+                    if in_move(lambda tx: dirs.rename(tx, old_location, target, lambda *a: None), target) \
                             or part.sd.location == old_location:
                         part.sd.location = target
                 part.sd.location = part.sd.location or old_location
