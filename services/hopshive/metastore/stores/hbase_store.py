@@ -45,7 +45,9 @@ and a crash leaves only what fsck finds:
 * drop: the rows first, then the directory;
 * rename/move (``alter_table``, ``rename_partition``): the directory move runs in a database
   transaction that stays open while the rows naming the new place are written, and commits
-  after them (``_moving``); a failed HBase write rolls the move back;
+  after them (``_moving``); a failed HBase write rolls the move back.  The new place is
+  recorded as a move in flight before those rows are written and the record goes with the
+  commit (``hbase.moves``), so nothing takes the new rows for lost ones in between;
 * within HBase an SD is counted before the row that references it and released after; a
   table row is written before its partitions, and a drop deletes the table row first, then
   its partitions and statistics (a partition writer checks its table after writing and
@@ -58,9 +60,8 @@ rename's rows and before its commit -- rows naming a directory that does not exi
 those; the last kind is also what a directory deleted or moved behind the metastore's back
 leaves (no inode foreign key here): the cleaner (``hopshive.cleaner.hbase``) follows every
 directory delete and move in the binlog and drops the metadata at or below it whose
-directory is gone, re-reading row and directory just before (a rename in flight has
-rewritten its rows before its directory move becomes visible), and its sweeps run the same
-check over everything.
+directory is gone, re-reading row and directory just before and skipping the places of
+moves in flight, and its sweeps run the same check over everything.
 
 Several instances share the tables (the cluster runs one per metastore host): every object
 row is one cell written with ``checkAndPut`` and descriptors are counted with
