@@ -412,7 +412,8 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
                                    new_sd.location):
                         new_sd.location = old_location
                 elif new_sd.location != old_location:
-                    in_move(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed), new_sd.location)
+                    in_move(lambda tx: dirs.link(tx, new_sd.location, create=managed, foreign_ok=not managed),
+                            new_sd.location)
                 stored = copy.copy(new_table)
                 stored.sd = new_sd
                 # the table row first (the parent), then its partitions and statistics
