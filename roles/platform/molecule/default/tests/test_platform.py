@@ -1,4 +1,4 @@
-"""platform: the platform API runs under supervisord, the first administrator logs in and a
+"""platform: the platform API runs under supervisord and answers /health, the first administrator logs in and a
 wrong password is refused, and a project made with the operator CLI gets its database
 directory, owned by <project>__<owner>:<project> 770.  server2's scenario runs these too."""
 
@@ -12,8 +12,8 @@ def login(node, email, password):
     return node.http("http://127.0.0.1:8181/hopsworks-api/api/auth/login", method="POST", form=form)
 
 
-def test_service_runs_under_supervisord(node):
-    node.assert_running("hopshive-platform")
+def test_service_runs_and_answers_health(node):
+    node.assert_serving("hopshive-platform", "http://127.0.0.1:8181/health")
 
 
 def test_first_administrator_logs_in(node, platform_admin):
