@@ -31,12 +31,12 @@ def program(instance):
 
 
 @pytest.mark.parametrize("port", PORTS)
-def test_instance_runs_under_supervisord(node, port):
-    node.assert_running(f"hopshive-cleaner-{port}")
+def test_instance_runs_and_answers_health(node, port):
+    node.assert_serving(f"hopshive-cleaner-{port}", f"http://127.0.0.1:{port}/health")
 
 
 @pytest.mark.parametrize("port", PORTS)
-def test_instance_answers_health(node, port):
+def test_operator_health_command_answers(node, port):
     cleaner_cli(node, "health", "--config", f"/etc/hopshive/cleaner-{port}.yml")
 
 

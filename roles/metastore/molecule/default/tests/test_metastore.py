@@ -7,7 +7,6 @@ import json
 import subprocess
 
 import pytest
-import yaml
 
 testinfra_hosts = ["metastore"]
 
@@ -63,8 +62,7 @@ def test_metastore_schema_is_this_release(node):
 
 @pytest.mark.parametrize("port", PORTS)
 def test_instance_reads_its_own_configuration(node, port):
-    config = yaml.safe_load(node.tool(
-        "hopshive-metastore", "--check-config", "--config", f"/etc/hopshive/metastore-{port}.yml"))
+    config = node.effective_config("hopshive-metastore", f"/etc/hopshive/metastore-{port}.yml")
     metastore = config["metastore"]
     actual = {
         "port": metastore["port"],
@@ -79,7 +77,8 @@ def test_instance_reads_its_own_configuration(node, port):
         "port": port,
         "metrics_port": port + 100,
         "database user": "hops_metastore",
-        "superusers": ["hdfs", "root", "hive"],
+        # The Hive admin is no namespace superuser (1a956e6; the old verify.yml still expected hive).
+        "superusers": ["hdfs", "root"],
         "storage_authorization": True,
         "admin_users": ["hive"],
         "warehouse": "webhdfs://127.0.0.1:9870/user/hive/warehouse",
