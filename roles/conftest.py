@@ -5,17 +5,21 @@ containers (`host`, one parametrisation per inventory host the module's `testinf
 selects).  The containers have no init system, so services run under supervisord.
 """
 
+import contextlib
 import json
 import shlex
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pytest
 import testinfra
 import testinfra.utils.ansible_runner
+import yaml
 
 SUPERVISORCTL = "/usr/local/bin/hopshive-supervisorctl"
 VENV_BIN = "/opt/hopshive/venv/bin"
+PLATFORM_CONFIG = "/etc/hopshive/platform.yml"
 
 
 @dataclass
@@ -34,13 +38,30 @@ class Node:
         self.host = host
         self.name = host.backend.get_hostname()
 
+    def supervisorctl(self, *args):
+        """The output of `hopshive-supervisorctl ARGS` (the deployment's supervisord); fails on a
+        non-zero exit, so `pid`, `stop`, `start` and `restart` fail loudly."""
+        return self.host.check_output(shlex.join([SUPERVISORCTL, *args]))
+
     def assert_running(self, program):
+        # `status` exits non-zero for a program that is not RUNNING: read its output instead.
         status = self.host.run(f"{SUPERVISORCTL} status {shlex.quote(program)}").stdout
         assert "RUNNING" in status, f"{self.name}: expected {program} RUNNING, got: {status!r}"
 
-    def http(self, url):
-        """A GET with curl inside the container (the services listen on its loopback)."""
-        out = self.host.check_output(shlex.join(["curl", "-sS", "-w", "\n%{http_code}", url]))
+    def assert_serving(self, program, health_url):
+        """`program` RUNNING under supervisord and its `health_url` (/health) answering 200: the
+        first check of every scenario whose service has a /health endpoint."""
+        self.assert_running(program)
+        response = self.http(health_url)
+        assert response.status == 200, f"{self.name}: expected 200 from {health_url}, got {response}"
+
+    def http(self, url, method="GET", form=None):
+        """One request with curl inside the container (the services listen on its loopback);
+        `form` is sent URL-encoded, as a browser posts a login form."""
+        command = ["curl", "-sS", "-X", method, "-w", "\n%{http_code}", url]
+        for name, value in (form or {}).items():
+            command += ["--data-urlencode", f"{name}={value}"]
+        out = self.host.check_output(shlex.join(command))
         body, _, status = out.rpartition("\n")
         return Response(int(status), body)
 
@@ -54,6 +75,23 @@ class Node:
     def tool(self, *args):
         """The output of one of our CLIs from the deployed virtualenv; fails on a non-zero exit."""
         return self.host.check_output(shlex.join([f"{VENV_BIN}/{args[0]}", *args[1:]]))
+
+    def effective_config(self, program, path):
+        """The configuration `program` runs with when given `path`: its `--check-config`
+        output (YAML, defaults merged in, the database password masked)."""
+        return yaml.safe_load(self.tool(program, "--check-config", "--config", path))
+
+    @contextlib.contextmanager
+    def platform_project(self, name, owner):
+        """A platform project made with the operator CLI for the `with` block and deleted after
+        it; one an interrupted run left behind is deleted first, so a check can run again."""
+        cli = [f"{VENV_BIN}/hopshive-platform", "--config", PLATFORM_CONFIG, "project"]
+        self.host.run(shlex.join([*cli, "delete", name]))  # fails when there is none: fine
+        self.host.check_output(shlex.join([*cli, "create", name, "--owner", owner]))
+        try:
+            yield
+        finally:
+            self.host.check_output(shlex.join([*cli, "delete", name]))
 
     def variable(self, name):
         """An inventory variable of this host, templated as a play sees it (vault, defaults)."""
@@ -78,6 +116,19 @@ class Inventory:
 @pytest.fixture
 def node(host):
     return Node(host)
+
+
+class PlatformAdmin(NamedTuple):
+    email: str
+    password: str
+
+
+@pytest.fixture
+def platform_admin(node):
+    """The first platform administrator as the inventory defines it (platform_admin_email and
+    platform_admin_password, which takes vault_hopshive_platform_admin_password when set), so
+    the checks log in with what this deployment set, never a password of their own."""
+    return PlatformAdmin(node.variable("platform_admin_email"), node.variable("platform_admin_password"))
 
 
 @pytest.fixture
