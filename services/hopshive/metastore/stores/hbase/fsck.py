@@ -223,11 +223,15 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
     return report
 
 
-def _moving_to(db, locations, path: str) -> bool:
-    """A move of the store in flight targets ``path`` or a directory above it: its rows name
-    the new place before the move commits (``moves``)."""
-    targets = {_path(locations, uri) for uri in db.run(moves.in_flight, readonly=True)}
-    return any(t and _below(path, [t]) for t in targets)
+def _directory_gone(tx, locations, path: str) -> bool:
+    """No directory at ``path`` and no move of the store in flight to it or above it (its
+    rows name the new place before the move commits: ``moves``).  The moves are read first:
+    one recorded before the caller read its row either is still recorded, or has committed,
+    and then the directory read after it sees the moved directory."""
+    targets = {_path(locations, uri) for uri in moves.in_flight(tx)}
+    if any(t and _below(path, [t]) for t in targets):
+        return False
+    return directory_id(tx, path) is None
 
 
 def _still_gone(store, db, locations, finding: Finding) -> bool:
@@ -246,8 +250,7 @@ def _still_gone(store, db, locations, finding: Finding) -> bool:
         return Record.of(data).location
     uri = store._hb(row)
     return bool(uri) and _path(locations, uri) == finding.path and \
-        db.run(lambda tx: directory_id(tx, finding.path), readonly=True) is None and \
-        not _moving_to(db, locations, finding.path)
+        db.run(lambda tx: _directory_gone(tx, locations, finding.path), readonly=True)
 
 
 def drop_without_directory(store, report: HBaseReport, db, locations) -> list[Finding]:
