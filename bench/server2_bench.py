@@ -9,6 +9,8 @@ metastore and namenode, same Spark settings (local[1], 512 MB driver):
 - the same large fetch through Hive JDBC (beeline from the pyspark jars, csv2 output), whose
   client decodes in the JVM: beeline's time for it minus its time for `select 1` (its JVM
   start-up and login cancel out);
+- the same large fetch through TCLIService from the JVM (bench/jvm/TCLIFetch.java, NOSASL,
+  10,000 rows per FetchResults), a client whose own cost is small: the servers' time;
 - throughput of --sessions concurrent sessions (one user: one engine of ours, as the
   reference's one), each running a small Spark job (`count(*)` of 100,000 rows) in a loop
   for --seconds.
@@ -136,6 +138,22 @@ def jdbc_fetch(port: int, database: str, user: str, password: str, url_tail: str
     return p50([run(big) for _ in range(repeat)]) - p50([run("SELECT 1;") for _ in range(repeat)])
 
 
+def jvm_fetch(port: int, database: str, user: str, password: str, rows: int, repeat: int) -> float:
+    """p50 ms from ExecuteStatement to the last of ``rows`` rows, TCLIFetch's client in the JVM."""
+    import pyspark
+    classpath = f"{Path(pyspark.__file__).parent / 'jars'}/*"
+    classes = Path(tempfile.mkdtemp(prefix="tclifetch-"))
+    subprocess.run(["javac", "-cp", classpath, "-d", str(classes), str(Path(__file__).parent / "jvm" / "TCLIFetch.java")],
+                   check=True)
+    done = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{classpath}:{classes}", "TCLIFetch", "127.0.0.1", str(port), user, password,
+         database, f"SELECT id, CAST(id AS STRING) AS s FROM range({rows})", "10000", str(repeat)],
+        capture_output=True, text=True, check=True, timeout=900)
+    runs = [line.split() for line in done.stdout.splitlines() if line.startswith("ms ")]
+    assert len(runs) == repeat and all(int(run[3]) == rows for run in runs), done.stdout
+    return statistics.median(float(run[1]) for run in runs)
+
+
 def throughput(connect, sessions: int, seconds: float) -> float:
     """Statements per second of ``sessions`` sessions, each in a thread of its own."""
     done, errors, start = [], [], threading.Event()
@@ -208,6 +226,10 @@ def main() -> int:
             server2.port, "bench", EMAIL, PASSWORD, "", args.rows, 3)
         reference[f"{args.rows:,} rows through Hive JDBC (beeline)"] = jdbc_fetch(
             sts.port, "default", "hdfs", "", ";auth=noSasl", args.rows, 3)
+        mine[f"{args.rows:,} rows through TCLIService from the JVM"] = jvm_fetch(
+            server2.port, "bench", EMAIL, PASSWORD, args.rows, 5)
+        reference[f"{args.rows:,} rows through TCLIService from the JVM"] = jvm_fetch(
+            sts.port, "default", "hdfs", "", args.rows, 5)
         reference_rate = throughput(sts.connect, args.sessions, args.seconds)
         our_rate = throughput(ours, args.sessions, args.seconds)
         print("| p50, ms | server2 (ours) | Spark Thrift Server | ours / reference |")
