@@ -24,6 +24,7 @@ metastore, platform API and server2 from tests/support, like the component tests
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
@@ -36,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyhive import hive  # noqa: E402
+from reference_hms import pyspark_jars  # noqa: E402
 
 from hopshive.core.db import Database  # noqa: E402
 from tests.support.mariadb import MariaDBServer, _free_port  # noqa: E402
@@ -108,7 +110,7 @@ def measure(connect, repeat: int, rows: int) -> dict:
     for name, sql, expected, times in (
             ("select 1 (open session)", "SELECT 1", 1, repeat),
             ("1,000 rows x 2 columns", "SELECT id, id * 2 FROM range(1000)", 1000, repeat),
-            (f"{rows:,} rows x 2 columns (bigint, string)", f"SELECT id, CAST(id AS STRING) FROM range({rows})", rows, 3)):
+            (f"{rows:,} rows x 2 columns (bigint, string)", large_query(rows), rows, 3)):
         samples = []
         for _ in range(times):
             start = time.perf_counter()
@@ -134,20 +136,29 @@ def jdbc_fetch(port: int, database: str, user: str, password: str, url_tail: str
                        options=("--incremental=true",), heap="1g", timeout=900)
         assert done.returncode == 0, done.stderr[-2000:]
         return time.perf_counter() - start
-    big = f"SELECT id, CAST(id AS STRING) AS s FROM range({rows});"
-    return p50([run(big) for _ in range(repeat)]) - p50([run("SELECT 1;") for _ in range(repeat)])
+    return p50([run(f"{large_query(rows)};") for _ in range(repeat)]) - p50([run("SELECT 1;") for _ in range(repeat)])
+
+
+def large_query(rows: int) -> str:
+    """The large fetch of every client: ``rows`` rows of a bigint and a string."""
+    return f"SELECT id, CAST(id AS STRING) AS s FROM range({rows})"
+
+
+@functools.cache
+def tclifetch_classpath() -> str:
+    """bench/jvm/TCLIFetch.java compiled (once per run) against the pyspark jars."""
+    jars = f"{pyspark_jars()}/*"
+    classes = Path(tempfile.mkdtemp(prefix="tclifetch-"))
+    subprocess.run(["javac", "-cp", jars, "-d", str(classes), str(Path(__file__).parent / "jvm" / "TCLIFetch.java")],
+                   check=True)
+    return f"{jars}:{classes}"
 
 
 def jvm_fetch(port: int, database: str, user: str, password: str, rows: int, repeat: int) -> float:
     """p50 ms from ExecuteStatement to the last of ``rows`` rows, TCLIFetch's client in the JVM."""
-    import pyspark
-    classpath = f"{Path(pyspark.__file__).parent / 'jars'}/*"
-    classes = Path(tempfile.mkdtemp(prefix="tclifetch-"))
-    subprocess.run(["javac", "-cp", classpath, "-d", str(classes), str(Path(__file__).parent / "jvm" / "TCLIFetch.java")],
-                   check=True)
     done = subprocess.run(
-        ["java", "-Xmx512m", "-cp", f"{classpath}:{classes}", "TCLIFetch", "127.0.0.1", str(port), user, password,
-         database, f"SELECT id, CAST(id AS STRING) AS s FROM range({rows})", "10000", str(repeat)],
+        ["java", "-Xmx512m", "-cp", tclifetch_classpath(), "TCLIFetch", "127.0.0.1", str(port), user, password,
+         database, large_query(rows), "10000", str(repeat)],
         capture_output=True, text=True, check=True, timeout=900)
     runs = [line.split() for line in done.stdout.splitlines() if line.startswith("ms ")]
     assert len(runs) == repeat and all(int(run[3]) == rows for run in runs), done.stdout
