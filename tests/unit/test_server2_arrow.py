@@ -1,6 +1,7 @@
 """server2's Arrow fetch path (no servers): the engine's re-cutting of Arrow batches into
-fetches (results.ArrowResult) and server2's Arrow -> TColumn conversion (arrow_columns),
-checked against the row path (values.column_values + rowsets.list_columns) value by value."""
+fetches (results.ArrowResult) and their encoding as TColumns (arrow_columns), read back with
+Thrift's decoder and checked against the row path (values.column_values + rowsets.list_columns)
+value by value."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hopshive.server2.arrow_columns import arrow_columns, nulls_bitmap
 from hopshive.server2.results import ArrowResult
 from hopshive.server2.rowsets import list_columns
 from hopshive.server2.values import column_values
+from tests.support.tcli import decoded_columns
 
 STOCKHOLM = zoneinfo.ZoneInfo("Europe/Stockholm")
 UTC = datetime.timezone.utc
@@ -58,13 +60,13 @@ def _row_path(case, values: list) -> list:
     return list_columns(_schema(case), [column_values(case[1], values)])
 
 
-def _fetches(schema: pa.Schema, batches: list, count: int) -> list:
-    result = ArrowResult(schema, iter(batches))
+def _fetches(schema: pa.Schema, type_ids: list[str], batches: list, count: int) -> list:
+    """Every fetch of ``count`` rows until a short one, as (decoded TColumns, rows)."""
+    result = ArrowResult(schema, type_ids, iter(batches))
     fetches = []
     while True:
-        kind, data, rows = result.take(count)
-        assert kind == "arrow"
-        fetches.append((data, rows))
+        columns, rows = result.take(count)
+        fetches.append((decoded_columns(columns, len(type_ids)), rows))
         if rows < count:
             return fetches
 
@@ -78,9 +80,9 @@ def test_every_type_as_the_row_path_sends_it(case):
     expected_values = [None] + row_values + [None, None] + row_values + [None]
     schema = pa.schema([("c", arrow_type)])
     batch = pa.record_batch([pa.array(arrow_values, arrow_type)], schema=schema)
-    [(data, rows)] = _fetches(schema, [batch], 100)
+    [(columns, rows)] = _fetches(schema, [type_id], [batch], 100)
     assert rows == len(arrow_values)
-    assert arrow_columns(_schema(case), data) == _row_path(case, expected_values)
+    assert columns == _row_path(case, expected_values)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -98,10 +100,10 @@ def test_fetches_cut_across_batch_boundaries_and_empty_batches(case):
     for size in sizes:
         batches.append(pa.record_batch([pa.array(arrow_values[start:start + size], arrow_type)], schema=schema))
         start += size
-    fetches = _fetches(schema, batches, 9)
+    fetches = _fetches(schema, [type_id], batches, 9)
     assert [rows for _, rows in fetches] == [9, 9, 6]
-    for number, (data, rows) in enumerate(fetches):
-        assert arrow_columns(_schema(case), data) == _row_path(case, expected_values[number * 9:number * 9 + rows])
+    for number, (columns, rows) in enumerate(fetches):
+        assert columns == _row_path(case, expected_values[number * 9:number * 9 + rows])
 
 
 def test_an_empty_result_and_a_fetch_after_the_end():
@@ -109,20 +111,20 @@ def test_an_empty_result_and_a_fetch_after_the_end():
     empty = pa.record_batch([pa.array([], pa.int64()), pa.array([], pa.string())], schema=schema)
     sql_schema = [("a", "bigint", "BIGINT_TYPE"), ("s", "string", "STRING_TYPE")]
     for batches in ([], [empty, empty]):
-        result = ArrowResult(schema, iter(batches))
+        result = ArrowResult(schema, ["BIGINT_TYPE", "STRING_TYPE"], iter(batches))
         for _ in range(2):
-            kind, data, rows = result.take(10)
+            columns, rows = result.take(10)
             assert rows == 0
-            assert arrow_columns(sql_schema, data) == list_columns(sql_schema, [[], []])
+            assert decoded_columns(columns, 2) == list_columns(sql_schema, [[], []])
 
 
 def test_several_columns_keep_their_order_and_exact_fetch_sizes():
     schema = pa.schema([("a", pa.int64()), ("s", pa.string())])
     batch = pa.record_batch([pa.array(range(20)), pa.array([str(i) for i in range(20)])], schema=schema)
     sql_schema = [("a", "bigint", "BIGINT_TYPE"), ("s", "string", "STRING_TYPE")]
-    fetches = _fetches(schema, [batch], 10)
+    fetches = _fetches(schema, ["BIGINT_TYPE", "STRING_TYPE"], [batch], 10)
     assert [rows for _, rows in fetches] == [10, 10, 0]
-    assert arrow_columns(sql_schema, fetches[1][0]) == list_columns(
+    assert fetches[1][0] == list_columns(
         sql_schema, [list(range(10, 20)), [str(i) for i in range(10, 20)]])
 
 
@@ -135,7 +137,22 @@ def test_nulls_bitmap_of_a_sliced_array_is_lsb_first_and_clean_past_the_end():
 
 
 def test_a_batch_that_does_not_match_the_schema_is_refused():
-    schema = pa.schema([("a", pa.int64())])
-    kind, data, rows = ArrowResult(schema, iter([pa.record_batch([pa.array([1])], schema=schema)])).take(5)
+    table = pa.table({"a": pa.array([1])})
     with pytest.raises(ValueError, match="1 columns for a schema of 2"):
-        arrow_columns([("a", "bigint", "BIGINT_TYPE"), ("b", "int", "INT_TYPE")], data)
+        arrow_columns(["BIGINT_TYPE", "INT_TYPE"], table)
+
+
+def test_sliced_and_multi_chunk_columns_encode_only_their_own_values():
+    """A fetch re-cut from the middle of batches: Arrow arrays with offsets, several chunks."""
+    ids = pa.array([None, *range(1, 30)], pa.int64())
+    strings = pa.array([None if i % 4 == 0 else "v" * i for i in range(30)], pa.string())
+    flags = pa.array([i % 3 == 0 if i % 5 else None for i in range(30)], pa.bool_())
+    table = pa.Table.from_arrays([pa.chunked_array([ids.slice(3, 5), ids.slice(20, 4)]),
+                                  pa.chunked_array([strings.slice(3, 5), strings.slice(20, 4)]),
+                                  pa.chunked_array([flags.slice(3, 5), flags.slice(20, 4)])], names=["i", "s", "b"])
+    type_ids = ["BIGINT_TYPE", "STRING_TYPE", "BOOLEAN_TYPE"]
+    expected = [[*ids[3:8].to_pylist(), *ids[20:24].to_pylist()],
+                [*strings[3:8].to_pylist(), *strings[20:24].to_pylist()],
+                [*flags[3:8].to_pylist(), *flags[20:24].to_pylist()]]
+    schema = [("i", "bigint", "BIGINT_TYPE"), ("s", "string", "STRING_TYPE"), ("b", "boolean", "BOOLEAN_TYPE")]
+    assert decoded_columns(arrow_columns(type_ids, table), 3) == list_columns(schema, expected)

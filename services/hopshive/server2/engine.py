@@ -9,8 +9,8 @@ server2) and serves each connection in a thread.  A connection is one request:
   ``database``;
 - ``("execute", session_id, operation_id, sql)`` then ``("fetch", n)``... ``("close",)``:
   a statement, run in a job group named by the operation, its rows pulled in batches of at
-  most ``n`` rows, each ``("ok", (kind, data, rows))`` (results.py: Arrow batches, or rows
-  for local relations and the types Arrow does not carry; one partition in memory at a time);
+  most ``n`` rows, each ``("ok", (columns, rows))``: the TRowSet columns already encoded
+  (results.py, from Arrow batches or from rows; one partition in memory at a time);
 - ``("meta", session_id, operation_id, kind, args)``: catalog listings, served the same way;
 - ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``;
 - ``("progress", operation_id)``: the task counts of the job group's stages.
@@ -177,7 +177,7 @@ class Engine:
         if frame.isLocal():             # literals, local relations: no Spark job at all
             return schema, RowResult(schema, iter(frame.collect()))
         if arrow_fits(frame):
-            return schema, arrow_result(session, frame)
+            return schema, arrow_result(session, frame, [type_id for _, _, type_id in schema])
         rows = frame.toLocalIterator(prefetchPartitions=True)   # the next partition runs while this one is sent
         first = next(rows, None)        # the query runs (and can be cancelled) before the reply
         return schema, RowResult(schema, itertools.chain([first], rows) if first is not None else iter(()))

@@ -16,8 +16,9 @@ from .engines import Engines
 from .exceptions import AuthenticationFailed, Server2Error, StatementFailed
 from .operations import CANCELED, CLOSED, ERROR, FINISHED, Operation, Registry, Session
 from .progress import progress_update
-from .rowsets import list_columns, rowset, schema_of, type_info_rows
+from .rowsets import list_columns, schema_of, type_info_rows
 from .transport import ConnectionContext
+from .wire import Fetched, encode_columns
 
 log = logging.getLogger("hopshive.server2")
 V6 = t.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6
@@ -241,22 +242,21 @@ class Handler:
         return t.TGetResultSetMetadataResp(status=_ok(), schema=schema_of(operation.schema))
 
     @replies(t.TFetchResultsResp)
-    def FetchResults(self, req: t.TFetchResultsReq) -> t.TFetchResultsResp:
+    def FetchResults(self, req: t.TFetchResultsReq) -> Fetched | t.TFetchResultsResp:
         operation = self.registry.operation(req.operationHandle.operationId.guid)
         if req.fetchType == 1:                  # the operation log
             with operation.lock:
                 lines = operation.logs[operation.logs_sent:]
                 operation.logs_sent = len(operation.logs)
-            columns = list_columns([("log", "string", "STRING_TYPE")], [lines])
-            return t.TFetchResultsResp(status=_ok(), hasMoreRows=False, results=rowset(columns))
+            return Fetched(encode_columns(list_columns([("log", "string", "STRING_TYPE")], [lines])), 1, False)
         count = max(1, min(int(req.maxRows or 1000), self.fetch_limit))
         if operation.rows is not None:
             rows, operation.rows = operation.rows[:count], operation.rows[count:]
-            columns = list_columns(operation.schema, [[r[i] for r in rows] for i in range(len(operation.schema))])
-            fetched = len(rows)
+            values = [[r[i] for r in rows] for i in range(len(operation.schema))]
+            columns, fetched = encode_columns(list_columns(operation.schema, values)), len(rows)
         else:
             columns, fetched = operation.fetch(count)
-        return t.TFetchResultsResp(status=_ok(), hasMoreRows=fetched == count, results=rowset(columns))
+        return Fetched(columns, len(operation.schema), fetched == count)
 
     # ------------------------------------------------------------------ not offered
     def _unsupported(self, response_type, what: str):

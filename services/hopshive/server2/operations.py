@@ -14,14 +14,13 @@ import uuid
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from impala_thrift_gen.TCLIService import ttypes as t
 
-from .arrow_columns import arrow_columns
 from .auth import Identity
 from .engines import Engine, Engines
 from .exceptions import Cancelled, EngineUnavailable, NoSuchHandle, Server2Error, StatementFailed
 from .progress import StageProgress
 from .rowsets import list_columns
+from .wire import encode_columns
 
 INITIALIZED, RUNNING, FINISHED, CANCELED, CLOSED, ERROR = 0, 1, 2, 3, 4, 5
 
@@ -104,14 +103,15 @@ class Operation:
             self.logs.append(f"server2: {exc}")
         self.close_connection()
 
-    def fetch(self, count: int) -> tuple[list[t.TColumn], int]:
-        """The next ``count`` rows as TColumns; raises the operation's error."""
+    def fetch(self, count: int) -> tuple[bytes, int]:
+        """The next ``count`` rows as encoded TRowSet columns (wire.py), and how many there
+        are; raises the operation's error."""
         self.done.wait()
         if self.error is not None:
             raise self.error
         with self.lock:
             if self.exhausted or self.conn is None:
-                return list_columns(self.schema, [[] for _ in self.schema]), 0
+                return encode_columns(list_columns(self.schema, [[] for _ in self.schema])), 0
             try:
                 self.conn.send(("fetch", count))
                 reply = self.conn.recv()
@@ -119,12 +119,12 @@ class Operation:
                 raise EngineUnavailable(f"the Spark engine connection broke: {exc}") from exc
             if reply[0] != "ok":
                 raise StatementFailed(reply[2], reply[1])
-            kind, data, rows = reply[1]
+            columns, rows = reply[1]
             if rows < count:
                 self.exhausted = True
         if self.exhausted:
             self.close_connection()
-        return (arrow_columns(self.schema, data) if kind == "arrow" else list_columns(self.schema, data)), rows
+        return columns, rows
 
     def progress(self) -> list[StageProgress] | None:
         """The stages of this operation's Spark jobs; [] for an operation with no engine

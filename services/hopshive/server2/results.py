@@ -1,17 +1,17 @@
-"""A statement's rows inside the engine, cut into FetchResults-sized batches.
+"""A statement's rows inside the engine, cut into FetchResults-sized batches and encoded
+there as TRowSet columns (wire.py), so server2 only adds the bytes around them.
 
-Two shapes, one contract (``take(count)`` -> ``(kind, data, rows)``, at most ``count`` rows):
+Two shapes, one contract (``take(count)`` -> ``(columns, rows)``, at most ``count`` rows,
+``columns`` the encoded elements of TRowSet.columns):
 
 - ``ArrowResult``: the JVM encodes each partition as Arrow record batches (``toArrowBatchRdd``,
   ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows each) and serves them partition by
-  partition (one partition in memory; ``arrow_result``).  A fetch
-  is re-cut at any batch boundary and travels to server2 as an Arrow IPC stream
-  (``kind == "arrow"``), which turns it into TColumns (arrow_columns.py).  No Python object
-  per value is made here.
+  partition (one partition in memory; ``arrow_result``).  A fetch is re-cut at any batch
+  boundary and encoded column by column from the Arrow buffers (arrow_columns.py): no
+  Python object per value is made.
 - ``RowResult``: Row objects (``toLocalIterator`` or a local ``collect``), turned into
-  wire-ready column lists here (``kind == "rows"``).  Used for local relations (``select 1``:
-  no Spark job), catalog listings and the types Arrow does not carry the Hive way
-  (arrow_columns.ARROW_TYPES).
+  TColumns and encoded by Thrift.  Used for local relations (``select 1``: no Spark job),
+  catalog listings and the types Arrow does not carry the Hive way (arrow_columns.ARROW_TYPES).
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from .arrow_columns import ARROW_TYPES
+from .arrow_columns import ARROW_TYPES, arrow_columns
+from .rowsets import list_columns
 from .values import column_values
+from .wire import encode_columns
 
 
 def arrow_fits(frame) -> bool:
@@ -32,25 +34,28 @@ def arrow_fits(frame) -> bool:
 
 class RowResult:
     def __init__(self, schema: list, rows: Iterator):
-        self.type_ids = [type_id for _, _, type_id in schema]
+        """``schema``: ``[(name, hive type, TTypeId name)]``."""
+        self.schema = schema
         self.rows = rows
 
-    def take(self, count: int) -> tuple[str, list, int]:
+    def take(self, count: int) -> tuple[bytes, int]:
         batch = list(itertools.islice(self.rows, count))
-        columns = [column_values(type_id, [r[i] for r in batch]) for i, type_id in enumerate(self.type_ids)]
-        return "rows", columns, len(batch)
+        columns = [column_values(type_id, [r[i] for r in batch]) for i, (_, _, type_id) in enumerate(self.schema)]
+        return encode_columns(list_columns(self.schema, columns)), len(batch)
 
 
 class ArrowResult:
-    def __init__(self, schema: pa.Schema, batches: Iterator[pa.RecordBatch]):
-        """``batches``: Arrow record batches of ``schema`` (any sizes, empty ones too)."""
+    def __init__(self, schema: pa.Schema, type_ids: list[str], batches: Iterator[pa.RecordBatch]):
+        """``batches``: Arrow record batches of ``schema`` (any sizes, empty ones too), whose
+        columns are of the TTypeId names ``type_ids``."""
         self.schema = schema
+        self.type_ids = type_ids
         self.batches = batches
         # What is left of the current batch.  Reading the first one runs the query before
         # the engine replies, so errors and cancels surface while the operation is RUNNING.
         self.pending = next(self.batches, None)
 
-    def take(self, count: int) -> tuple[str, bytes, int]:
+    def take(self, count: int) -> tuple[bytes, int]:
         parts, rows = [], 0
         while rows < count and self.pending is not None:
             part = self.pending.slice(0, count - rows)
@@ -58,10 +63,7 @@ class ArrowResult:
             rows += part.num_rows
             self.pending = self.pending.slice(part.num_rows) if part.num_rows < self.pending.num_rows \
                 else next(self.batches, None)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, self.schema) as writer:
-            writer.write_table(pa.Table.from_batches(parts, self.schema).combine_chunks())
-        return "arrow", sink.getvalue().to_pybytes(), rows
+        return arrow_columns(self.type_ids, pa.Table.from_batches(parts, self.schema)), rows
 
 
 def _served(sock_info):
@@ -73,7 +75,7 @@ def _served(sock_info):
         yield from messages
 
 
-def arrow_result(session, frame) -> ArrowResult:
+def arrow_result(session, frame, type_ids: list[str]) -> ArrowResult:
     """Run ``frame`` as Arrow batches made by the JVM, one partition at a time.
 
     A result of one partition (``select 1``, a global aggregate, any query on ``local[1]``
@@ -93,4 +95,4 @@ def arrow_result(session, frame) -> ArrowResult:
         messages = _served(python_rdd.collectAndServe(batches))
     else:
         messages = _local_iterator_from_socket(python_rdd.toLocalIteratorAndServe(batches, True), NoOpSerializer())
-    return ArrowResult(schema, (pa.ipc.read_record_batch(pa.py_buffer(m), schema) for m in messages))
+    return ArrowResult(schema, type_ids, (pa.ipc.read_record_batch(pa.py_buffer(m), schema) for m in messages))

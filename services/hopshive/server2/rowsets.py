@@ -53,11 +53,6 @@ def list_columns(schema: list, columns: list[list]) -> list[t.TColumn]:
     return [column(type_id, values, _nulls(values)) for (_, _, type_id), values in zip(schema, columns)]
 
 
-def rowset(columns: list[t.TColumn]) -> t.TRowSet:
-    """A columnar TRowSet (protocol V6+; clients count rows themselves, the offset is 0)."""
-    return t.TRowSet(startRowOffset=0, rows=[], columns=columns, columnCount=len(columns))
-
-
 def type_info_rows() -> tuple[list, list]:
     """GetTypeInfo: the types Spark SQL offers, JDBC's columns."""
     names = [("BOOLEAN", 16), ("TINYINT", -6), ("SMALLINT", 5), ("INT", 4), ("BIGINT", -5), ("FLOAT", 6),

@@ -24,6 +24,7 @@ from .auth import PlatformAuthenticator
 from .engines import Engines
 from .handler import Handler
 from .transport import ConnectionContext, ThriftServer, tls_context
+from .wire import Processor
 
 log = logging.getLogger("hopshive.server2")
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     context = ConnectionContext()
     authenticator = PlatformAuthenticator(s2["platform_url"], cache_seconds=float(s2["login_cache_seconds"]))
     handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))
-    server = ThriftServer(sock, TCLIService.Processor(handler), context, authenticator.authenticate,
+    server = ThriftServer(sock, Processor(handler), context, authenticator.authenticate,
                           handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]), tls)
     stopped = threading.Event()
 
