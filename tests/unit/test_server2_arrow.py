@@ -156,3 +156,46 @@ def test_sliced_and_multi_chunk_columns_encode_only_their_own_values():
                 [*flags[3:8].to_pylist(), *flags[20:24].to_pylist()]]
     schema = [("i", "bigint", "BIGINT_TYPE"), ("s", "string", "STRING_TYPE"), ("b", "boolean", "BOOLEAN_TYPE")]
     assert decoded_columns(arrow_columns(type_ids, table), 3) == list_columns(schema, expected)
+
+
+def _numbers(count: int, size: int) -> tuple[pa.Schema, list]:
+    schema = pa.schema([("a", pa.int64())])
+    return schema, [pa.record_batch([pa.array(range(start, min(start + size, count)), pa.int64())], schema=schema)
+                    for start in range(0, count, size)]
+
+
+def _taken(result: ArrowResult, count: int) -> list:
+    columns, rows = result.take(count)
+    values = decoded_columns(columns, 1)[0].i64Val.values
+    assert len(values) == rows
+    return values
+
+
+def test_a_prepared_fetch_is_served_or_cut_again_to_the_size_asked_for():
+    schema, batches = _numbers(25, 7)
+    result = ArrowResult(schema, ["BIGINT_TYPE"], iter(batches))
+    assert _taken(result, 4) == [0, 1, 2, 3]
+    result.prepare(4)
+    assert _taken(result, 4) == [4, 5, 6, 7]           # as prepared
+    result.prepare(4)
+    assert _taken(result, 9) == list(range(8, 17))     # larger: the prepared rows put back first
+    result.prepare(9)
+    assert _taken(result, 2) == [17, 18]               # smaller
+    result.prepare(2)
+    assert _taken(result, 10) == list(range(19, 25))
+    result.prepare(10)
+    assert _taken(result, 10) == []
+
+
+def test_an_error_while_preparing_is_raised_by_the_next_fetch():
+    schema, batches = _numbers(10, 5)
+
+    def failing():                      # the batch after a fetch is read when the fetch is cut
+        yield from batches
+        raise RuntimeError("the second partition failed")
+
+    result = ArrowResult(schema, ["BIGINT_TYPE"], failing())
+    assert _taken(result, 5) == [0, 1, 2, 3, 4]
+    result.prepare(5)
+    with pytest.raises(RuntimeError, match="second partition"):
+        result.take(5)

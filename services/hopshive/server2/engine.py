@@ -10,7 +10,8 @@ server2) and serves each connection in a thread.  A connection is one request:
 - ``("execute", session_id, operation_id, sql)`` then ``("fetch", n)``... ``("close",)``:
   a statement, run in a job group named by the operation, its rows pulled in batches of at
   most ``n`` rows, each ``("ok", (columns, rows))``: the TRowSet columns already encoded
-  (results.py, from Arrow batches or from rows; one partition in memory at a time);
+  (results.py, from Arrow batches or from rows; one partition in memory at a time), the
+  next fetch made ahead while a reply travels;
 - ``("meta", session_id, operation_id, kind, args)``: catalog listings, served the same way;
 - ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``;
 - ``("progress", operation_id)``: the task counts of the job group's stages.
@@ -164,6 +165,7 @@ class Engine:
                 if message[0] != "fetch":
                     break
                 conn.send(("ok", result.take(message[1])))
+                result.prepare(message[1])      # the next fetch, made while this one travels
         finally:
             context.setLocalProperty("spark.jobGroup.id", None)
 

@@ -2,7 +2,8 @@
 there as TRowSet columns (wire.py), so server2 only adds the bytes around them.
 
 Two shapes, one contract (``take(count)`` -> ``(columns, rows)``, at most ``count`` rows,
-``columns`` the encoded elements of TRowSet.columns):
+``columns`` the encoded elements of TRowSet.columns; ``prepare(count)`` makes the next one
+ahead):
 
 - ``ArrowResult``: the JVM encodes each partition as Arrow record batches (``toArrowBatchRdd``,
   ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows each) and serves them partition by
@@ -32,19 +33,53 @@ def arrow_fits(frame) -> bool:
     return all(f.dataType.simpleString().split("(", 1)[0] in ARROW_TYPES for f in frame.schema.fields)
 
 
-class RowResult:
+class _Fetches:
+    """``take(count)``, and ``prepare(count)``: the next fetch made ahead, while the last one
+    travels to the client (the engine calls it after each reply).  A prepared fetch of
+    another size is cut again; an error preparing it is raised by the ``take`` that wants it.
+    Subclasses cut rows off (``_cut``), encode them (``_encode``) and put them back."""
+
+    prepared: tuple | None = None       # (count, parts, (columns, rows) or the error)
+
+    def take(self, count: int) -> tuple[bytes, int]:
+        if self.prepared is not None:
+            prepared_count, parts, fetch = self.prepared
+            self.prepared = None
+            if isinstance(fetch, Exception):
+                raise fetch
+            if prepared_count == count:
+                return fetch
+            self._put_back(parts)
+        parts, rows = self._cut(count)
+        return self._encode(parts), rows
+
+    def prepare(self, count: int) -> None:
+        try:
+            parts, rows = self._cut(count)
+            self.prepared = (count, parts, (self._encode(parts), rows))
+        except Exception as exc:        # noqa: BLE001 -- the next fetch reports it
+            self.prepared = (count, [], exc)
+
+
+class RowResult(_Fetches):
     def __init__(self, schema: list, rows: Iterator):
         """``schema``: ``[(name, hive type, TTypeId name)]``."""
         self.schema = schema
         self.rows = rows
 
-    def take(self, count: int) -> tuple[bytes, int]:
+    def _cut(self, count: int) -> tuple[list, int]:
         batch = list(itertools.islice(self.rows, count))
+        return batch, len(batch)
+
+    def _encode(self, batch: list) -> bytes:
         columns = [column_values(type_id, [r[i] for r in batch]) for i, (_, _, type_id) in enumerate(self.schema)]
-        return encode_columns(list_columns(self.schema, columns)), len(batch)
+        return encode_columns(list_columns(self.schema, columns))
+
+    def _put_back(self, batch: list) -> None:
+        self.rows = itertools.chain(batch, self.rows)
 
 
-class ArrowResult:
+class ArrowResult(_Fetches):
     def __init__(self, schema: pa.Schema, type_ids: list[str], batches: Iterator[pa.RecordBatch]):
         """``batches``: Arrow record batches of ``schema`` (any sizes, empty ones too), whose
         columns are of the TTypeId names ``type_ids``."""
@@ -55,7 +90,7 @@ class ArrowResult:
         # the engine replies, so errors and cancels surface while the operation is RUNNING.
         self.pending = next(self.batches, None)
 
-    def take(self, count: int) -> tuple[bytes, int]:
+    def _cut(self, count: int) -> tuple[list[pa.RecordBatch], int]:
         parts, rows = [], 0
         while rows < count and self.pending is not None:
             part = self.pending.slice(0, count - rows)
@@ -63,7 +98,16 @@ class ArrowResult:
             rows += part.num_rows
             self.pending = self.pending.slice(part.num_rows) if part.num_rows < self.pending.num_rows \
                 else next(self.batches, None)
-        return arrow_columns(self.type_ids, pa.Table.from_batches(parts, self.schema)), rows
+        return parts, rows
+
+    def _encode(self, parts: list[pa.RecordBatch]) -> bytes:
+        return arrow_columns(self.type_ids, pa.Table.from_batches(parts, self.schema))
+
+    def _put_back(self, parts: list[pa.RecordBatch]) -> None:
+        if parts:
+            rest = [self.pending] if self.pending is not None else []
+            self.batches = itertools.chain(parts[1:], rest, self.batches)
+            self.pending = parts[0]
 
 
 def _served(sock_info):
