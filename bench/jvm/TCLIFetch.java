@@ -21,7 +21,7 @@ import org.apache.thrift.transport.TSocket;
  * A large fetch through TCLIService with the JVM's Thrift classes and nothing else: what a
  * HiveServer2 endpoint costs when the client is not the bottleneck (PyHive decodes in pure
  * Python; Hive JDBC 2.3 calls GetOperationStatus once per row).  NOSASL; prints one line per run:
- * "ms <execute to the last row> rows <count>".
+ * "ms <execute to the last row> rows <count> finished <execute to FINISHED, the statement run>".
  *
  *   java -cp 'pyspark/jars/*:DIR' TCLIFetch HOST PORT USER PASSWORD DATABASE SQL FETCH_SIZE REPEAT
  */
@@ -45,6 +45,7 @@ public class TCLIFetch {
       execute.setRunAsync(true);
       TOperationHandle operation = client.ExecuteStatement(execute).getOperationHandle();
       awaitFinished(client, operation);
+      long finished = System.nanoTime();
       long rows = 0;
       while (true) {
         TFetchResultsResp fetched = client.FetchResults(
@@ -58,7 +59,8 @@ public class TCLIFetch {
         }
         rows += count;
       }
-      System.out.printf("ms %.1f rows %d%n", (System.nanoTime() - start) / 1e6, rows);
+      System.out.printf("ms %.1f rows %d finished %.1f%n", (System.nanoTime() - start) / 1e6, rows,
+          (finished - start) / 1e6);
       client.CloseOperation(new TCloseOperationReq(operation));
     }
     client.CloseSession(new TCloseSessionReq(session));
