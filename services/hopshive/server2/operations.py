@@ -14,7 +14,6 @@ import uuid
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-
 from .auth import Identity
 from .engines import Engine, Engines
 from .exceptions import Cancelled, EngineUnavailable, NoSuchHandle, Server2Error, StatementFailed
