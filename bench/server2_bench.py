@@ -12,6 +12,7 @@ metastore and namenode, same Spark settings (local[1], 512 MB driver):
 - the same large fetch through TCLIService from the JVM (bench/jvm/TCLIFetch.java, NOSASL,
   10,000 rows per FetchResults), a client whose own cost is small: the servers' time, and of
   it the time until the operation is FINISHED (the statement has run; the rest is serving);
+  3 rounds of 3 runs, the servers alternating, so that what ran before weighs on both alike;
 - throughput of --sessions concurrent sessions (one user: one engine of ours, as the
   reference's one), each running a small Spark job (`count(*)` of 100,000 rows) in a loop
   for --seconds.
@@ -155,16 +156,28 @@ def tclifetch_classpath() -> str:
     return f"{jars}:{classes}"
 
 
-def jvm_fetch(port: int, database: str, user: str, password: str, rows: int, repeat: int) -> tuple[float, float]:
-    """p50 ms from ExecuteStatement to the last of ``rows`` rows, and to FINISHED (the
-    statement has run: the rest is serving the rows), TCLIFetch's client in the JVM."""
+def jvm_fetch(port: int, database: str, user: str, password: str, rows: int, repeat: int) -> list[tuple[float, float]]:
+    """ms from ExecuteStatement to the last of ``rows`` rows, and to FINISHED (the statement
+    has run: the rest is serving the rows), of each of ``repeat`` runs of TCLIFetch's client
+    in the JVM (one session)."""
     done = subprocess.run(
         ["java", "-Xmx512m", "-cp", tclifetch_classpath(), "TCLIFetch", "127.0.0.1", str(port), user, password,
          database, large_query(rows), "10000", str(repeat)],
         capture_output=True, text=True, check=True, timeout=900)
     runs = [line.split() for line in done.stdout.splitlines() if line.startswith("ms ")]
     assert len(runs) == repeat and all(int(run[3]) == rows for run in runs), done.stdout
-    return statistics.median(float(run[1]) for run in runs), statistics.median(float(run[5]) for run in runs)
+    return [(float(run[1]), float(run[5])) for run in runs]
+
+
+def interleaved_jvm_fetches(ours: dict, reference: dict, rows: int, rounds: int = 3, repeat: int = 3) -> dict:
+    """p50s of both servers' JVM fetches, in ``rounds`` alternating rounds of ``repeat`` runs:
+    what one server ran before (its heap, its caches) weighs on both alike."""
+    runs = {"ours": [], "reference": []}
+    for _ in range(rounds):
+        for name, server in (("ours", ours), ("reference", reference)):
+            runs[name] += jvm_fetch(rows=rows, repeat=repeat, **server)
+    return {name: (statistics.median(total for total, _ in samples), statistics.median(f for _, f in samples))
+            for name, samples in runs.items()}
 
 
 def throughput(connect, sessions: int, seconds: float) -> float:
@@ -240,10 +253,11 @@ def main() -> int:
         reference[f"{args.rows:,} rows through Hive JDBC (beeline)"] = jdbc_fetch(
             sts.port, "default", "hdfs", "", ";auth=noSasl", args.rows, 3)
         jvm_row = f"{args.rows:,} rows through TCLIService from the JVM"
-        mine[jvm_row], mine[f"{jvm_row}: until FINISHED"] = jvm_fetch(server2.port, "bench", EMAIL, PASSWORD,
-                                                                     args.rows, 9)
-        reference[jvm_row], reference[f"{jvm_row}: until FINISHED"] = jvm_fetch(sts.port, "default", "hdfs", "",
-                                                                               args.rows, 9)
+        jvm = interleaved_jvm_fetches(
+            dict(port=server2.port, database="bench", user=EMAIL, password=PASSWORD),
+            dict(port=sts.port, database="default", user="hdfs", password=""), args.rows)
+        mine[jvm_row], mine[f"{jvm_row}: until FINISHED"] = jvm["ours"]
+        reference[jvm_row], reference[f"{jvm_row}: until FINISHED"] = jvm["reference"]
         reference_rate = throughput(sts.connect, args.sessions, args.seconds)
         our_rate = throughput(ours, args.sessions, args.seconds)
         print("| p50, ms | server2 (ours) | Spark Thrift Server | ours / reference |")
