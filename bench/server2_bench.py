@@ -176,7 +176,8 @@ def interleaved_jvm_fetches(ours: dict, reference: dict, rows: int, rounds: int 
     for _ in range(rounds):
         for name, server in (("ours", ours), ("reference", reference)):
             runs[name] += jvm_fetch(rows=rows, repeat=repeat, **server)
-    return {name: (statistics.median(total for total, _ in samples), statistics.median(f for _, f in samples))
+    return {name: (statistics.median(total for total, _ in samples),
+                   statistics.median(finished for _, finished in samples))
             for name, samples in runs.items()}
 
 
