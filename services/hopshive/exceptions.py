@@ -56,3 +56,11 @@ class CorruptReplica(NamespaceError):
 
 class BlocksUnavailable(NamespaceError):
     """No replica of a block could be read, or too few could be written."""
+
+
+class AuthenticationError(HopsHiveError):
+    """A caller that did not prove who it is: no credentials, or only a name."""
+
+
+class InvalidToken(AuthenticationError):
+    """A delegation token that is forged, damaged, expired, cancelled or unknown."""

@@ -1,0 +1,1 @@
+"""Delegation tokens: Hadoop's wire format, master keys and tokens kept in MariaDB."""

@@ -1,0 +1,101 @@
+"""The delegation-token secret manager on a real MariaDB: issue, verify, renew, cancel,
+key rolling, and every way a token must fail."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+
+from hopshive.core.db import Database
+from hopshive.exceptions import AccessDenied, InvalidToken
+from hopshive.security.secrets import SecretManager, TokenPolicy
+from hopshive.security.tokens import Token
+
+
+@pytest.fixture
+def manager(db):
+    return SecretManager(db, TokenPolicy(cache_seconds=0))
+
+
+def test_issued_token_verifies_on_another_node(manager, mariadb):
+    token = manager.issue("p1__alice", renewer="p1__alice")
+    other = SecretManager(Database(mariadb.config))      # another process: no cached key
+    ident = other.verify(Token.from_url_string(token.url_string()))
+    assert (ident.owner, ident.renewer, ident.real_user) == ("p1__alice", "p1__alice", "")
+    assert ident.max_date - ident.issue_date == 7 * 86_400_000
+
+
+@pytest.mark.parametrize("field", ["identifier", "password"])
+def test_a_changed_byte_is_refused(manager, field):
+    token = manager.issue("p1__alice")
+    raw = bytearray(getattr(token, field))
+    raw[-1] ^= 1
+    with pytest.raises(InvalidToken):
+        manager.verify(replace(token, **{field: bytes(raw)}))
+
+
+def test_a_forged_identifier_for_another_user_is_refused(manager):
+    token = manager.issue("p1__alice")
+    forged = replace(token.decoded(), owner="hdfs")
+    with pytest.raises(InvalidToken, match="password does not match"):
+        manager.verify(replace(token, identifier=forged.to_bytes()))
+
+
+def test_cancelled_token_is_refused_and_only_owner_or_renewer_cancel(manager):
+    token = manager.issue("p1__alice", renewer="server2")
+    with pytest.raises(AccessDenied):
+        manager.cancel(token, "p2__bob")
+    manager.cancel(token, "server2")
+    with pytest.raises(InvalidToken, match="cancelled"):
+        manager.verify(token)
+    with pytest.raises(InvalidToken):
+        manager.cancel(token, "p1__alice")
+
+
+def test_expired_token_is_refused_until_renewed_by_its_renewer(db):
+    manager = SecretManager(db, TokenPolicy(renew_interval=0.5, cache_seconds=0))
+    token = manager.issue("p1__alice", renewer="p1__alice")
+    manager.verify(token)
+    time.sleep(0.7)
+    with pytest.raises(InvalidToken, match="expired"):
+        manager.verify(token)
+    with pytest.raises(InvalidToken):          # an expired token cannot be renewed either
+        manager.renew(token, "p1__alice")
+    fresh = manager.issue("p1__alice", renewer="p1__alice")
+    with pytest.raises(AccessDenied):
+        manager.renew(fresh, "p2__bob")
+    assert manager.renew(fresh, "p1__alice") > int(time.time() * 1000)
+
+
+def test_max_lifetime_bounds_renewal(db):
+    manager = SecretManager(db, TokenPolicy(renew_interval=60, max_lifetime=0.5, cache_seconds=0))
+    token = manager.issue("p1__alice", renewer="p1__alice")
+    assert manager.renew(token, "p1__alice") == token.decoded().max_date
+    time.sleep(0.7)
+    with pytest.raises(InvalidToken, match="max lifetime"):
+        manager.verify(token)
+
+
+def test_keys_roll_and_old_keys_keep_verifying(db):
+    manager = SecretManager(db, TokenPolicy(key_update_interval=0.3, cache_seconds=0))
+    first = manager.issue("p1__alice")
+    time.sleep(0.4)
+    second = manager.issue("p1__alice")
+    assert second.decoded().master_key_id != first.decoded().master_key_id
+    manager.verify(first)
+    manager.verify(second)
+
+
+def test_purge_removes_expired_tokens_and_dead_keys(db):
+    manager = SecretManager(db, TokenPolicy(renew_interval=0.2, key_update_interval=0.1, max_lifetime=0.2))
+    manager.issue("p1__alice")
+    time.sleep(0.5)
+    assert manager.purge() == (1, 1)
+
+
+def test_password_for_sasl_is_the_token_password(manager):
+    token = manager.issue("p1__alice")
+    ident, password = manager.password_for(token.identifier)
+    assert ident.owner == "p1__alice" and password == token.password
