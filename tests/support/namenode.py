@@ -28,7 +28,7 @@ SUPERUSER = "hdfs"
 class NamenodeServer:
     """``hopshive-namenode --config FILE`` with test settings; ``url`` is its base URL."""
 
-    def __init__(self, base: Path, database: dict, workers: int = 2, **namenode):
+    def __init__(self, base: Path, database: dict, workers: int = 2, security: str = "simple", **namenode):
         self.base = base
         self.port = _free_port()
         self.data_dir = base / "data"
@@ -43,8 +43,10 @@ class NamenodeServer:
         }
         settings.update(namenode)
         base.mkdir(parents=True, exist_ok=True)
+        # security "simple" (user.name believed) is what the suites written before tokens
+        # existed still use; tests/component/test_webhdfs_tokens.py runs "token" (#24).
         self.config_path.write_text(yaml.safe_dump({"log_level": "info", "database": dict(database),
-                                                    "namenode": settings}))
+                                                    "namenode": settings, "security": {"mode": security}}))
 
     @property
     def url(self) -> str:

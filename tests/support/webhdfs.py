@@ -49,16 +49,17 @@ def remote_exception(response: requests.Response, status: int | set[int],
     assert_no_content_type(response)
     error = response.json()["RemoteException"]
     assert error["javaClassName"] in classes, f"expected one of {sorted(classes)}, got {error}"
-    assert error["exception"] == error["javaClassName"].rsplit(".", 1)[1], error
+    assert error["exception"] == error["javaClassName"].rsplit(".", 1)[1].rsplit("$", 1)[-1], error
     assert error["message"], error
     return error["message"]
 
 
 class WebHdfs:
-    """WebHDFS calls as one user (optionally impersonating another with ``doas``)."""
+    """WebHDFS calls as one user (optionally impersonating another with ``doas``): named with
+    ``user.name``, or proven with a delegation ``token`` (its urlString)."""
 
-    def __init__(self, url: str, user: str, doas: str | None = None):
-        self.url, self.user, self.doas = url, user, doas
+    def __init__(self, url: str, user: str, doas: str | None = None, token: str | None = None):
+        self.url, self.user, self.doas, self.token = url, user, doas, token
         self.http = requests.Session()
 
     def endpoint(self, path: str) -> str:
@@ -66,7 +67,8 @@ class WebHdfs:
 
     def call(self, method: str, path: str, op: str, data=None, redirect: bool = False,
              headers: dict | None = None, **params) -> requests.Response:
-        query = {"op": op, "user.name": self.user, **{k: _param(v) for k, v in params.items()}}
+        auth = {"delegation": self.token} if self.token else {"user.name": self.user}
+        query = {"op": op, **auth, **{k: _param(v) for k, v in params.items()}}
         if self.doas:
             query["doas"] = self.doas
         return self.http.request(method, self.endpoint(path), params=query, data=data, headers=headers,

@@ -37,6 +37,8 @@ from ..namespace.replication import INTERNAL
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
 from .errors import Reply, json_response, remote_exception
+from .identity import Identity
+from .token_ops import DelegationTokens
 from .loop_reads import LoopReads
 from .params import Params
 from .pipeline import WritePipeline
@@ -57,6 +59,7 @@ class Request:
     params: Params
     caller: Caller
     service: "WebHdfs"
+    proven: bool = False     # the caller showed a delegation token
 
     def run(self, function, *args, **kwargs):
         """Run a blocking namespace call off the event loop."""
@@ -90,12 +93,13 @@ def file_status_json(status: FileStatus) -> dict:
 
 
 class WebHdfs:
-    def __init__(self, namespace: Namespace, config: dict, loop_reads: LoopReads):
+    def __init__(self, namespace: Namespace, config: dict, loop_reads: LoopReads, identity: Identity):
         self.ns = namespace
         self.config = config
         self.loop_reads = loop_reads
+        self.identity = identity
+        self.tokens = DelegationTokens(identity, config["advertised_address"])
         self.advertised = config["advertised_address"]
-        self.proxy_users = config.get("proxy_users") or {}
         self._peer_session: aiohttp.ClientSession | None = None
         self.ops: dict[tuple[str, str], Handler] = {
             ("GET", "GETFILESTATUS"): self.get_file_status,
@@ -120,6 +124,9 @@ class WebHdfs:
             ("POST", "APPEND"): self.append,
             ("POST", "EXPUNGE"): self.expunge,  # HopsHive extension, for `hopshive-dfs expunge`
             ("DELETE", "DELETE"): self.delete,
+            ("GET", "GETDELEGATIONTOKEN"): self.tokens.get,
+            ("PUT", "RENEWDELEGATIONTOKEN"): self.tokens.renew,
+            ("PUT", "CANCELDELEGATIONTOKEN"): self.tokens.cancel,
         }
 
     # ------------------------------------------------------------- plumbing
@@ -139,23 +146,6 @@ class WebHdfs:
         except Exception as exc:
             return json_response({"status": "unavailable", "reason": type(exc).__name__}, 503).aiohttp()
         return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id}).aiohttp()
-
-    def _caller(self, params: Params, peer: str | None) -> Caller:
-        user = params.name("user.name") or "dr.who"
-        doas = params.name("doas")
-        if doas and doas != user:
-            rule = self.proxy_users.get(user)
-            allowed = rule and _matches(rule.get("users", ""), doas) and _matches(rule.get("hosts", "*"), peer or "")
-            if allowed and self.ns.caller(doas).superuser and not self.ns.caller(user).superuser:
-                # "*" never covers a superuser: a proxy must be one, or name them one by one.
-                allowed = doas in _names(rule.get("users", ""))
-            if allowed and rule.get("groups", "*") != "*":
-                groups = self.ns.users.groups_of(doas)
-                allowed = bool(groups & set(str(rule["groups"]).split(",")))
-            if not allowed:
-                raise AccessDenied(f"User: {user} is not allowed to impersonate {doas}")
-            user = doas
-        return self.ns.caller(user)
 
     async def dispatch(self, http: web.Request) -> web.StreamResponse:
         """The aiohttp route of every WebHDFS request the front did not serve itself."""
@@ -186,9 +176,10 @@ class WebHdfs:
                     raise InvalidArgument("Required parameter \"op\" is missing")
                 raise InvalidArgument(f"Invalid value for webhdfs parameter \"op\": {op} is not a "
                                       f"valid {http.method} operation")
-            # Identities are cached (groups re-read every few seconds): no thread hop needed.
-            caller = self._caller(params, http.remote)
-            return await handler(Request(http, path, params, caller, self))
+            # Identities and token checks are cached (re-read every few seconds): no thread hop
+            # needed for most requests.
+            caller, proven = self.identity.caller(params, http.remote)
+            return await handler(Request(http, path, params, caller, self, proven))
         except HopsHiveError as exc:
             return remote_exception(exc)
         except UnicodeDecodeError:
@@ -626,11 +617,3 @@ async def _iterate(chunks):
             return
         yield chunk
 
-
-def _names(rule: str | list) -> list[str]:
-    return rule if isinstance(rule, list) else str(rule).split(",")
-
-
-def _matches(rule: str | list, value: str) -> bool:
-    values = _names(rule)
-    return "*" in values or value in values

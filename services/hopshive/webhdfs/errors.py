@@ -17,6 +17,8 @@ REMOTE_EXCEPTIONS: dict[type, tuple[int, str]] = {
     e.ParentNotDirectory: (403, "org.apache.hadoop.fs.ParentNotDirectoryException"),
     e.PathIsNotEmptyDirectory: (403, "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException"),
     e.AccessDenied: (403, "org.apache.hadoop.security.AccessControlException"),
+    e.InvalidToken: (403, "org.apache.hadoop.security.token.SecretManager$InvalidToken"),
+    e.AuthenticationError: (401, "java.lang.SecurityException"),
     e.InvalidPath: (400, "org.apache.hadoop.fs.InvalidPathException"),
     e.InvalidArgument: (400, "java.lang.IllegalArgumentException"),
     e.SubtreeLocked: (403, "io.hops.exception.SubtreeLockedException"),
@@ -60,5 +62,5 @@ def json_response(payload: object, status: int = 200) -> Reply:
 def remote_exception(exc: BaseException) -> Reply:
     status, java_class = next((v for k, v in REMOTE_EXCEPTIONS.items() if isinstance(exc, k)), INTERNAL)
     message = str(exc) if status != 500 else f"Internal error: {type(exc).__name__}; see the namenode log"
-    return json_response({"RemoteException": {"exception": java_class.rsplit(".", 1)[1],
+    return json_response({"RemoteException": {"exception": java_class.rsplit(".", 1)[1].rsplit("$", 1)[-1],
                                               "javaClassName": java_class, "message": message}}, status)

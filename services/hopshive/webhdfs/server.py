@@ -25,8 +25,10 @@ from ..core.service import effective_config, listen, print_config, run_workers, 
 from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
 from ..namespace.namespace import MAX_REPLICATION, SMALL_FILE_LIMIT, Namespace
+from ..security.secrets import SecretManager, TokenPolicy
 from .app import WebHdfs
 from .front import Front
+from .identity import MODES, SIMPLE, Identity
 from .limits import BoundedSockSite
 from .loop_reads import LoopReads
 
@@ -74,6 +76,16 @@ DEFAULTS = {
         # Open connections per worker; more are answered 503 with Retry-After.
         "max_connections": 1000,
     },
+    # Who callers are (hopshive.webhdfs.identity): "token" believes only delegation tokens;
+    # "simple" believes user.name (Hadoop's unsecured mode: an explicit, logged opt-out).
+    # Token lifetimes in seconds (hopshive.security.secrets.TokenPolicy).
+    "security": {
+        "mode": "token",
+        "renew_interval": 86400.0,
+        "max_lifetime": 604800.0,
+        "key_update_interval": 86400.0,
+        "cache_seconds": 5.0,
+    },
 }
 
 
@@ -99,7 +111,9 @@ def serve_worker(config: dict, sock, generation: float) -> None:
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
-        service = WebHdfs(namespace, nn, loop_reads)
+        secrets = SecretManager(db, TokenPolicy.from_config(config["security"]))
+        identity = Identity(namespace, secrets, config["security"]["mode"], nn["proxy_users"])
+        service = WebHdfs(namespace, nn, loop_reads, identity)
         runner = web.AppRunner(service.application(), access_log=None,
                                handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]),
                                keepalive_timeout=float(nn["idle_timeout"]))
@@ -138,6 +152,14 @@ def main(argv: list[str] | None = None) -> int:
         log.error("bad configuration: namenode.replication must be 1..%d and holder_timeout > dead_after",
                   MAX_REPLICATION)
         return 2
+    mode = config["security"]["mode"]
+    if mode not in MODES:
+        log.error("bad configuration: security.mode must be one of %s", ", ".join(MODES))
+        return 2
+    if mode == SIMPLE:
+        log.warning("INSECURE: security.mode is simple: WebHDFS believes any user.name= a client sends, so any "
+                    "client that reaches this port can act as any user, the superuser included. Use "
+                    "security.mode: token outside a trusted test box")
     sock = listen(nn["bind"], int(nn["port"]))
     log.info("listening", extra={"bind": nn["bind"], "port": nn["port"], "workers": nn["workers"]})
     generation = time.time()
