@@ -179,3 +179,28 @@ def test_spark_uses_the_token_file(secure, tmp_path):
     causes = [line for line in done.stderr.splitlines() if "Exception" in line and not line.strip().startswith("at ")]
     # Hadoop's client reports a 401 as AccessControlException: Unauthorized.
     assert done.returncode != 0 and any("AccessControlException: Unauthorized" in line for line in causes), causes
+
+
+def dfs(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hopshive.cli.dfs", *args], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, **(env or {})))
+
+
+def test_operator_mints_a_token_and_the_shell_uses_it(secure, tmp_path):
+    """`hopshive-dfs token` (root on a namenode host) signs through the namenode's database
+    account; the shell then proves itself with $HOPSHIVE_TOKEN or the credentials file."""
+    server = secure[0]
+    minted = dfs("--namenode", server.url, "--user", ALICE, "token", "--config", str(server.config_path),
+                 "--file", str(tmp_path / "alice.token"))
+    assert minted.returncode == 0, minted.stderr
+    assert Token.from_url_string(minted.stdout.strip()).decoded().owner == ALICE
+    assert (tmp_path / "alice.token").stat().st_mode & 0o777 == 0o600
+    listed = dfs("--namenode", server.url, "-ls", f"/user/{ALICE}", env={"HOPSHIVE_TOKEN": minted.stdout.strip()})
+    assert listed.returncode == 0 and "secret.txt" in listed.stdout, listed.stderr
+    from_file = dfs("--namenode", server.url, "-cat", f"/user/{ALICE}/secret.txt",
+                    env={"HADOOP_TOKEN_FILE_LOCATION": str(tmp_path / "alice.token")})
+    assert from_file.returncode == 0 and from_file.stdout == "alice only\n", from_file.stderr
+    (tmp_path / "empty.token").write_bytes(credentials_file({}))     # no token: only a name to send
+    refused = dfs("--namenode", server.url, "--user", SUPERUSER, "-ls", "/",
+                  env={"HADOOP_TOKEN_FILE_LOCATION": str(tmp_path / "empty.token")})
+    assert refused.returncode == 1 and "Authentication required" in refused.stderr, refused.stderr

@@ -70,13 +70,17 @@ def _stream(handle: BinaryIO) -> Iterator[bytes]:
 
 
 class WebHdfsClient:
-    def __init__(self, namenode: str, user: str):
+    """WebHDFS as ``user``: proven with a delegation ``token`` (its urlString) when given,
+    else named with user.name (what a namenode in simple mode believes)."""
+
+    def __init__(self, namenode: str, user: str, token: str | None = None):
         self.base = namenode.rstrip("/")
         self.user = user
+        self.token = token
         self.http = requests.Session()
 
     def _call(self, method: str, path: str, op: str, **params) -> requests.Response:
-        query = {"op": op, "user.name": self.user}
+        query = {"op": op, **({"delegation": self.token} if self.token else {"user.name": self.user})}
         query.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in params.items()
                       if v is not None})
         url = self.base + PREFIX + quote(path, safe="/")

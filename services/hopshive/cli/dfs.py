@@ -2,7 +2,9 @@
 
 Talks to --namenode (default $HOPSHIVE_NAMENODE, else the `namenode` of /etc/hopshive/dfs.yml,
 which the deployment writes on namenode hosts, else http://127.0.0.1:9870) as --user
-(default $HADOOP_USER_NAME or the login name).  Relative paths start at /user/<user>.
+(default $HADOOP_USER_NAME or the login name), proven by a delegation token: $HOPSHIVE_TOKEN,
+else the one in $HADOOP_TOKEN_FILE_LOCATION, else (root on a namenode host in token mode)
+one it mints itself.  Relative paths start at /user/<user>.
 Commands may be written as `hdfs dfs` takes them, with a dash (`-ls`, `-put`, `-cat`).
 Exit status: 0 when every path succeeded, 1 when any failed, 2 for bad usage.
 """
@@ -16,8 +18,10 @@ import sys
 
 import yaml
 
-from .client import WebHdfsClient
+from . import tokens
+from .client import DfsError, WebHdfsClient
 from .commands import Shell
+from .tokens import NAMENODE_CONFIG
 
 DEFAULT_NAMENODE = "http://127.0.0.1:9870"
 CLIENT_CONFIG = "/etc/hopshive/dfs.yml"
@@ -90,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument(*options, dest=options[0].lstrip("-"), action="store_true", help=text)
         for dest, nargs, metavar, text in positionals:
             command.add_argument(dest, nargs=nargs, metavar=metavar, help=text)
+    token = commands.add_parser("token", help="mint a delegation token for --user (root on a namenode host)",
+                                description="Mint a delegation token for --user through the namenode's "
+                                            "database account and print its urlString (root only).")
+    token.add_argument("--renewer", help="who may renew it (default: --user)")
+    token.add_argument("--file", help="also write a Hadoop credentials file (HADOOP_TOKEN_FILE_LOCATION) with "
+                                      "the token for --namenode and the metastores")
+    token.add_argument("--config", default=NAMENODE_CONFIG, help="the namenode's configuration (default %(default)s)")
     return parser
 
 
@@ -115,9 +126,23 @@ def undash(argv: list[str]) -> list[str]:
     return argv
 
 
+def mint_token(args: argparse.Namespace) -> int:
+    token = tokens.mint(args.user, args.renewer or args.user, args.config)
+    if args.file:
+        tokens.write_file(args.file, tokens.file_for(token, [tokens.address_of(args.namenode)]))
+    print(token.url_string())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(undash(sys.argv[1:] if argv is None else argv))
-    shell = Shell(WebHdfsClient(args.namenode, args.user))
+    try:
+        if args.command == "token":
+            return mint_token(args)
+        shell = Shell(WebHdfsClient(args.namenode, args.user, tokens.token_for_shell(args.user, args.namenode)))
+    except DfsError as exc:
+        print(f"hopshive-dfs: {exc}", file=sys.stderr)
+        return 1
     try:
         getattr(shell, args.command)(args)
     except BrokenPipeError:  # `hopshive-dfs cat f | head`

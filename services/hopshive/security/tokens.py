@@ -24,6 +24,9 @@ WEBHDFS_KIND = "WEBHDFS delegation"
 SWEBHDFS_KIND = "SWEBHDFS delegation"
 HDFS_KIND = "HDFS_DELEGATION_TOKEN"
 HIVE_KIND = "HIVE_DELEGATION_TOKEN"
+# The service a Hive token is filed under in a credentials file: what clients set as
+# hive.metastore.token.signature to pick it.
+HIVE_SIGNATURE = "hopshive"
 CREDENTIALS_MAGIC = b"HDTS"
 CREDENTIALS_WRITABLE = 0
 

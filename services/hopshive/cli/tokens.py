@@ -1,0 +1,89 @@
+"""Tokens for the command line: where ``hopshive-dfs`` finds one, and how an operator on a
+namenode host mints one (``hopshive-dfs token``).
+
+Minting needs the namenode's configuration file (its database account signs the token), so
+it is for root on a service host: the way an operator, or the deployment for a service
+account, gets a token without any password of a platform account.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..core.config import ConfigError, load_config
+from ..core.db import Database
+from ..security.secrets import SecretManager, TokenPolicy
+from ..security.tokens import (HIVE_KIND, HIVE_SIGNATURE, WEBHDFS_KIND, MalformedToken, Token, credentials_file,
+                               read_credentials_file)
+from ..webhdfs.identity import TOKEN
+from ..webhdfs.server import DEFAULTS as NAMENODE_DEFAULTS
+from .client import DfsError
+
+NAMENODE_CONFIG = "/etc/hopshive/namenode.yml"
+
+
+def _namenode_config(path: str) -> dict:
+    try:
+        return load_config(NAMENODE_DEFAULTS, path)
+    except (ConfigError, OSError) as exc:
+        raise DfsError(f"cannot read the namenode's configuration {path}: {exc}") from None
+
+
+def mint(user: str, renewer: str, config_path: str = NAMENODE_CONFIG) -> Token:
+    """A new token for ``user``, signed through the namenode's database account (root only)."""
+    if os.geteuid() != 0:
+        raise DfsError("minting a token is for root on a namenode host (it uses the namenode's database account)")
+    config = _namenode_config(config_path)
+    db = Database(config["database"])
+    try:
+        return SecretManager(db, TokenPolicy.from_config(config["security"])).issue(user, renewer)
+    finally:
+        db.close()
+
+
+def file_for(token: Token, namenodes: list[str]) -> bytes:
+    """A Hadoop credentials file: the token as a WebHDFS token for each namenode address
+    (host:port, as Hadoop's client looks it up) and as the metastores' Hive token."""
+    tokens = {address: token.labelled(WEBHDFS_KIND, address) for address in namenodes}
+    tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
+    return credentials_file(tokens)
+
+
+def write_file(path: str, content: bytes) -> None:
+    """Write a token file readable by its owner only."""
+    target = Path(path)
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(content)
+
+
+def address_of(namenode_url: str) -> str:
+    parts = urlsplit(namenode_url)
+    return f"{parts.hostname}:{parts.port or 9870}"
+
+
+def token_for_shell(user: str, namenode_url: str, environ=os.environ,
+                    config_path: str = NAMENODE_CONFIG) -> str | None:
+    """The token ``hopshive-dfs`` sends: $HOPSHIVE_TOKEN, else the WebHDFS token for this
+    namenode in $HADOOP_TOKEN_FILE_LOCATION, else (root on a namenode host whose namenode
+    runs in token mode and is the one asked) a freshly minted one; None means user.name
+    (simple mode)."""
+    if environ.get("HOPSHIVE_TOKEN"):
+        return environ["HOPSHIVE_TOKEN"]
+    if environ.get("HADOOP_TOKEN_FILE_LOCATION"):
+        try:
+            tokens = read_credentials_file(Path(environ["HADOOP_TOKEN_FILE_LOCATION"]).read_bytes())
+        except (OSError, MalformedToken) as exc:
+            raise DfsError(f"cannot read $HADOOP_TOKEN_FILE_LOCATION: {exc}") from None
+        wanted = address_of(namenode_url)
+        found = [t for t in tokens.values() if t.kind == WEBHDFS_KIND and t.service in (wanted, "")]
+        found = found or [t for t in tokens.values() if t.kind == WEBHDFS_KIND]
+        return found[0].url_string() if found else None
+    if os.geteuid() == 0 and os.access(config_path, os.R_OK):
+        config = _namenode_config(config_path)
+        if config["security"]["mode"] == TOKEN and \
+                config["namenode"]["advertised_address"] == address_of(namenode_url):
+            return mint(user, user, config_path).url_string()
+    return None
