@@ -18,6 +18,7 @@ import sys
 
 import yaml
 
+from ..security.token_files import credentials_for, write_private
 from . import tokens
 from .client import DfsError, WebHdfsClient
 from .commands import Shell
@@ -129,7 +130,7 @@ def undash(argv: list[str]) -> list[str]:
 def mint_token(args: argparse.Namespace) -> int:
     token = tokens.mint(args.user, args.renewer or args.user, args.config)
     if args.file:
-        tokens.write_file(args.file, tokens.file_for(token, [tokens.address_of(args.namenode)]))
+        write_private(args.file, credentials_for(token, [tokens.address_of(args.namenode)]))
     print(token.url_string())
     return 0
 

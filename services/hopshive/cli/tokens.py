@@ -15,8 +15,7 @@ from urllib.parse import urlsplit
 from ..core.config import ConfigError, load_config
 from ..core.db import Database
 from ..security.secrets import SecretManager, TokenPolicy
-from ..security.tokens import (HIVE_KIND, HIVE_SIGNATURE, WEBHDFS_KIND, MalformedToken, Token, credentials_file,
-                               read_credentials_file)
+from ..security.tokens import WEBHDFS_KIND, MalformedToken, Token, read_credentials_file
 from ..webhdfs.identity import TOKEN
 from ..webhdfs.server import DEFAULTS as NAMENODE_DEFAULTS
 from .client import DfsError
@@ -41,22 +40,6 @@ def mint(user: str, renewer: str, config_path: str = NAMENODE_CONFIG) -> Token:
         return SecretManager(db, TokenPolicy.from_config(config["security"])).issue(user, renewer)
     finally:
         db.close()
-
-
-def file_for(token: Token, namenodes: list[str]) -> bytes:
-    """A Hadoop credentials file: the token as a WebHDFS token for each namenode address
-    (host:port, as Hadoop's client looks it up) and as the metastores' Hive token."""
-    tokens = {address: token.labelled(WEBHDFS_KIND, address) for address in namenodes}
-    tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
-    return credentials_file(tokens)
-
-
-def write_file(path: str, content: bytes) -> None:
-    """Write a token file readable by its owner only."""
-    target = Path(path)
-    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(content)
 
 
 def address_of(namenode_url: str) -> str:

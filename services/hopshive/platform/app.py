@@ -9,10 +9,12 @@ from typing import Awaitable, Callable
 
 from aiohttp import web
 
+from ..security.secrets import SecretManager
 from .accounts import Accounts, User
 from .exceptions import AccountRefused, AlreadyExists, BadCredentials, Forbidden, InvalidInput, NotAuthenticated, \
     NotFound, PlatformError, ProvisioningFailed, TooManyFailures
 from .projects import Projects
+from .provision import project_user as project_user_name
 
 log = logging.getLogger("hopshive.platform")
 API = "/hopsworks-api/api"
@@ -41,9 +43,11 @@ async def errors(request: web.Request, handler: Callable[[web.Request], Awaitabl
 
 
 class PlatformApp:
-    def __init__(self, accounts: Accounts, projects: Projects, trusted_proxies: frozenset[str] = frozenset()):
+    def __init__(self, accounts: Accounts, projects: Projects, secrets: SecretManager,
+                 trusted_proxies: frozenset[str] = frozenset()):
         self.accounts = accounts
         self.projects = projects
+        self.secrets = secrets
         self.trusted_proxies = trusted_proxies
 
     def client_address(self, request: web.Request) -> str:
@@ -63,6 +67,7 @@ class PlatformApp:
             web.post(f"{API}/auth/logout", self.logout),
             web.get(f"{API}/users/profile", self.profile),
             web.get(f"{API}/project", self.my_projects),
+            web.post(f"{API}/project/{{name}}/token", self.project_token),
             web.post(f"{API}/admin/users", self.add_user),
             web.post(f"{API}/admin/users/{{email}}/{{action:block|unblock}}", self.block),
             web.post(f"{API}/admin/projects", self.create_project),
@@ -119,6 +124,19 @@ class PlatformApp:
         user = await self._user(request)
         projects = await self._run(self.projects.projects_of, user.email)
         return web.json_response([p.as_json() for p in projects])
+
+    async def project_token(self, request: web.Request) -> web.Response:
+        """A delegation token for the caller as the project's user ``<project>__<username>``:
+        what the namespace and the metastores believe (hopshive.security)."""
+        user = await self._user(request)
+        name = request.match_info["name"]
+        if not await self._run(self.projects.is_member, name, user.email):
+            raise Forbidden(f"{user.email} is not a member of {name}")
+        project_user = project_user_name(name, user.username)
+        token = await self._run(self.secrets.issue, project_user, project_user)
+        log.info("token issued", extra={"user": project_user, "peer": request.remote})
+        return web.json_response({"urlString": token.url_string(), "user": project_user,
+                                  "expiresAt": self.secrets.expiry_of(token)})
 
     async def add_user(self, request: web.Request) -> web.Response:
         await self._admin(request)

@@ -22,9 +22,11 @@ from ..core.db import Database, DriverError
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, print_config, schemas_usable
+from ..security.secrets import SecretManager, TokenPolicy
 from .accounts import Accounts, Limits
 from .app import PlatformApp
 from .exceptions import PlatformError
+from .login import add_arguments as add_login_arguments, login
 from .projects import ROLES, Projects
 from .provision import Metastore, Namespace
 
@@ -49,6 +51,12 @@ DEFAULTS = {
         "session_lifetime": 86400,
         "stop_grace": 10.0,
     },
+    # Lifetimes of the delegation tokens it issues, in seconds (TokenPolicy; as the namenodes').
+    "security": {
+        "renew_interval": 86400.0,
+        "max_lifetime": 604800.0,
+        "key_update_interval": 86400.0,
+    },
 }
 
 
@@ -69,7 +77,8 @@ def serve(config: dict) -> int:
     accounts, projects = build(config)
     pf = config["platform"]
     log.info("listening", extra={"bind": pf["bind"], "port": pf["port"]})
-    app = PlatformApp(accounts, projects, frozenset(pf["trusted_proxies"]))
+    secrets = SecretManager(accounts.db, TokenPolicy.from_config(config["security"]))
+    app = PlatformApp(accounts, projects, secrets, frozenset(pf["trusted_proxies"]))
     web.run_app(app.app(), host=pf["bind"], port=int(pf["port"]), print=None,
                 shutdown_timeout=float(pf["stop_grace"]), access_log=None)
     log.info("stopped")
@@ -141,6 +150,8 @@ def parser() -> argparse.ArgumentParser:
     areas.add_parser("serve", help="run the HTTP API")
     areas.add_parser("check", help="probe the running API's /health")
     areas.add_parser("check-config", help="print the effective configuration")
+    add_login_arguments(areas.add_parser("login", help="get a project member's delegation token (password on "
+                                                      "stdin) and write it to a token file"))
     users = areas.add_parser("user", help="accounts").add_subparsers(dest="action", required=True)
     add = users.add_parser("add", help="add an account (password on stdin)")
     add.add_argument("--email", required=True)
@@ -173,6 +184,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.area == "login":     # a client command: no configuration of the service needed
+        return login(args, sys.stdin.readline().rstrip("\n"))
     path = args.config or os.environ.get("HOPSHIVE_CONFIG") or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
     config = effective_config("hopshive-platform", DEFAULTS, path)
     if config is None:

@@ -79,6 +79,11 @@ class SecretManager:
         self._purge_now_and_then(now)
         return token
 
+    def expiry_of(self, token: Token) -> int:
+        """When a freshly issued (or just renewed) token expires unless renewed, in ms."""
+        identifier = token.decoded()
+        return min(identifier.max_date, identifier.issue_date + int(self.policy.renew_interval * 1000))
+
     def _current_key(self, tx: Tx, now: int) -> tuple[int, bytes]:
         since = now - int(self.policy.key_update_interval * 1000)
         row = tx.query_one("SELECT key_id, secret FROM hops.hdfs_master_keys WHERE created > %s"

@@ -1,0 +1,28 @@
+"""Token files as clients keep them: one token filed under every label a Hadoop client looks
+it up by, written readable by its owner only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .tokens import HIVE_KIND, HIVE_SIGNATURE, WEBHDFS_KIND, Token, credentials_file
+
+
+def credentials_for(token: Token, namenodes: list[str]) -> bytes:
+    """A Hadoop credentials file: the token as a WebHDFS token for each namenode address
+    (host:port, as Hadoop's client looks it up) and as the metastores' Hive token."""
+    tokens = {address: token.labelled(WEBHDFS_KIND, address) for address in namenodes}
+    tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
+    return credentials_file(tokens)
+
+
+def write_private(path: str | Path, content: bytes) -> Path:
+    """Write ``content`` to ``path`` (mode 0600; a missing parent is made 0700)."""
+    target = Path(os.path.expanduser(str(path)))
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(content)
+    os.chmod(target, 0o600)
+    return target
