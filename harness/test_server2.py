@@ -14,6 +14,7 @@ from pyhive import hive
 
 from harness.support import metastore as ms
 from harness.support import server2
+from harness.support.platform import owned_projects
 from harness.support.server2 import query
 from harness.support.webhdfs import WebHdfs, WebHdfsError
 from tests.support.spark_workload import PHASES, localize
@@ -27,16 +28,7 @@ PASSWORD = f"harness-{secrets.token_hex(8)}"   # no spaces: beeline splits -p at
 @pytest.fixture(scope="module")
 def projects(platform, run_id, metastores) -> dict:
     """Two users, each the owner of its own project: {"a": (email, username, project), "b": ...}."""
-    made = {}
-    for key in ("a", "b"):
-        email, project = f"hh-{run_id}-{key}@harness.example.org", f"hh_{run_id}_{key}"
-        user = platform.add_user(email, PASSWORD)
-        platform.create_project(project, email)
-        made[key] = (email, user["username"], project)
-    yield made
-    for email, _, project in made.values():
-        platform.delete_project(project)
-        platform.block(email)
+    yield from owned_projects(platform, f"hh-{run_id}", PASSWORD)
 
 
 def connect(targets, email: str, database: str):
@@ -137,6 +129,22 @@ def test_sql_cannot_read_the_other_services_files(targets, projects, path):
         with pytest.raises(hive.OperationalError) as denied:
             query(conn, sql)
     assert "ermission denied" in str(denied.value), str(denied.value)[:2000]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT TRANSFORM(1) USING 'id' AS (x STRING)",
+    "SELECT * FROM (SELECT TRANSFORM(id) USING 'cat /etc/hopshive/server2.yml' AS (x STRING) FROM range(1)) t",
+], ids=["top", "subquery"])
+def test_transform_scripts_are_refused(targets, projects, sql):
+    """A script operator would run as the engine's OS account, outside the project user's
+    identity: refused (the SQL extension's check), and a session cannot SET it back on."""
+    email, _, project = projects["a"]
+    with connect(targets, email, project) as conn:
+        query(conn, "SET spark.hopshive.scriptTransform.enabled=true")
+        with pytest.raises(hive.OperationalError) as refused:
+            query(conn, sql)
+    assert "FEATURE_NOT_ENABLED" in str(refused.value) and "TRANSFORM" in str(refused.value), \
+        str(refused.value)[:2000]
 
 
 def test_a_deleted_table_directory_takes_its_table_along(targets, projects, metastores):

@@ -44,3 +44,29 @@ class PlatformAdmin:
     def close(self) -> None:
         self.http.post(f"{self.url}{API}/auth/logout", timeout=30)
         self.http.close()
+
+
+def owned_projects(platform: PlatformAdmin, prefix: str, password: str, keys=("a", "b")):
+    """A user owning a project of its own per key, {key: (email, username, project)}, for the
+    duration of a (generator) fixture; the projects are deleted and the users blocked after."""
+    made = {}
+    for key in keys:
+        email, project = f"{prefix}-{key}@harness.example.org", f"{prefix.replace('-', '_')}_{key}"
+        user = platform.add_user(email, password)
+        platform.create_project(project, email)
+        made[key] = (email, user["username"], project)
+    yield made
+    for email, _, project in made.values():
+        platform.delete_project(project)
+        platform.block(email)
+
+
+def project_token(url: str, email: str, password: str, project: str) -> dict:
+    """What a member gets as hopshive-platform login does: log in, ask for the project's
+    token; {urlString, user, expiresAt}."""
+    with requests.Session() as http:
+        http.post(f"{url}{API}/auth/login", data={"email": email, "password": password}, timeout=30
+                  ).raise_for_status()
+        answer = http.post(f"{url}{API}/project/{project}/token", timeout=30)
+        answer.raise_for_status()
+        return answer.json()

@@ -9,10 +9,13 @@ from pathlib import Path
 from .tokens import HIVE_KIND, HIVE_SIGNATURE, WEBHDFS_KIND, Token, credentials_file
 
 
-def credentials_for(token: Token, namenodes: list[str]) -> bytes:
+def credentials_for(token: Token, namenodes: list[str], nameservices: list[str] = ()) -> bytes:
     """A Hadoop credentials file: the token as a WebHDFS token for each namenode address
-    (host:port, as Hadoop's client looks it up) and as the metastores' Hive token."""
-    tokens = {address: token.labelled(WEBHDFS_KIND, address) for address in namenodes}
+    (host:port, as Hadoop's client looks it up), for each logical nameservice of several
+    namenodes (``ha-webhdfs:<name>``, what it looks up for ``webhdfs://<name>/``) and as the
+    metastores' Hive token."""
+    services = list(namenodes) + [f"ha-webhdfs:{name}" for name in nameservices]
+    tokens = {service: token.labelled(WEBHDFS_KIND, service) for service in services}
     tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
     return credentials_file(tokens)
 
