@@ -113,13 +113,14 @@ class Meter:
 class Conn:
     """One keep-alive HTTP connection speaking just enough WebHDFS."""
 
-    def __init__(self, url: str, user: str):
+    def __init__(self, url: str, user: str, token: str | None = None):
         parts = urlsplit(url)
         self.host, self.port, self.user = parts.hostname, parts.port or 80, user
+        self.auth = {"delegation": token} if token else {"user.name": user}
         self.http = http.client.HTTPConnection(self.host, self.port, timeout=60)
 
     def call(self, method: str, path: str, op: str, body: bytes | None = None, **params) -> tuple[int, dict, bytes]:
-        query = "&".join(f"{k}={quote(str(v))}" for k, v in {"op": op, "user.name": self.user, **params}.items())
+        query = "&".join(f"{k}={quote(str(v))}" for k, v in {"op": op, **self.auth, **params}.items())
         return self.raw(method, f"/webhdfs/v1{quote(path)}?{query}", body)
 
     def raw(self, method: str, target: str, body: bytes | None = None) -> tuple[int, dict, bytes]:
@@ -146,8 +147,8 @@ class Conn:
 
 
 def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: float, duration: float,
-            size: int, queue) -> None:
-    conn = Conn(url, user)
+            size: int, queue, token: str | None = None) -> None:
+    conn = Conn(url, user, token)
     payload = os.urandom(size)
     own = f"{base}/{kind.lower()}-{size}-{index}-{uuid.uuid4().hex[:6]}"
     if kind != "GETFILESTATUS":
@@ -175,11 +176,11 @@ def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: flo
 
 
 def throughput(kind: str, url: str, user: str, base: str, clients: int, duration: float, meter: Meter,
-               size: int = 1024) -> dict:
+               size: int = 1024, token: str | None = None) -> dict:
     context = mp.get_context("spawn")
     queue = context.Queue()
     start_at = time.time() + 3.0  # let every process start and connect
-    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, size, queue))
+    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, size, queue, token))
              for i in range(clients)]
     for proc in procs:
         proc.start()
