@@ -3,11 +3,13 @@ rows) can leave behind, and metadata whose directory is gone; repaired on reques
 
 Integrity findings (``find``; all repairable): ``orphan table`` (its database is gone),
 ``orphan partition`` (its table is gone), ``orphan statistics`` (table or partition gone),
-``orphan function`` (database gone), ``descriptor count`` (an SD's reference counter differs
+``orphan function`` (database gone), ``orphan index`` (its base table or index table is
+gone), ``descriptor count`` (an SD's reference counter differs
 from the rows, orphans not counted, that reference it; repaired by setting it), ``unused
 descriptor`` (no reference but a counter above 0 or content: a crash between two writes;
 deleted).  Report only: ``missing descriptor`` (a row references an SD hash that is not
-stored).  Descriptors released in the normal way (counter 0, content emptied: ``records``)
+stored), ``orphan index table`` (an INDEX_TABLE no index names: drop it, or delete its
+directory).  Descriptors released in the normal way (counter 0, content emptied: ``records``)
 are not findings; ``repair`` deletes them too.  Run those when no DDL is in flight: a write
 between the reads can look like an orphan.
 
@@ -104,6 +106,22 @@ def find(store, db=None, locations=None) -> HBaseReport:
             db_name, name = _strings(key, 2)
             if rowkey.encode_string(db_name) not in dbs:
                 report.findings.append(Finding("orphan function", "funcs", key, f"{db_name}.{name}"))
+        indexed_tables = set()
+        for key, data in t("idxs").scan(columns=[OBJ]):
+            db_name, name, index_name = _strings(key, 3)
+            record = Record.of(data)
+            if (db_name, name) not in tables or (record.name and (db_name, record.name) not in tables):
+                report.findings.append(Finding("orphan index", "idxs", key, f"{db_name}.{name}.{index_name}"
+                                               f" (index table {record.name or 'none'})"))
+                continue
+            indexed_tables.add((db_name, record.name))
+            refs[record.sd] += 1
+        for key, data in t("tbls").scan(columns=[OBJ]):
+            db_name, name = _strings(key, 2)
+            if (db_name, name) in tables and (db_name, name) not in indexed_tables \
+                    and decode(api.Table, Record.of(data).blob).tableType == "INDEX_TABLE":
+                report.findings.append(Finding("orphan index table", "tbls", key, f"{db_name}.{name}",
+                                               repairable=False))
         stored = {}
         for key, data in t("sds").scan():
             stored[key] = int.from_bytes(data.get(REFS, b"\0" * 8), "big", signed=True)
