@@ -63,7 +63,7 @@ class IndexOps:
                     raise InvalidObject("Unable to add index because index table already exists") from exc
 
             def write(t):
-                if not self._put(t, "idxs", key, index, None):
+                if not self._put(t, "idxs", key, index, None, index.indexTableName or ""):
                     return exists
                 if not t("tbls").row(index_prefix(db_name, base_name), columns=[OBJ]):   # dropped meanwhile
                     self._delete_index_row(t, key)
