@@ -119,6 +119,8 @@ def test_hbase_base_directory_deleted_takes_indexes_and_index_tables(store_backe
     wait_until(lambda: hms.get_all_tables("default") == [], 30,
                lambda _: f"tables left: {hms.get_all_tables('default')}")
     assert hms2.get_indexes("default", "t", -1) == []
+    wait_until(lambda: not fs.exists(f"{WAREHOUSE_PATH}/{INDEX_TABLE}"), 30,
+               lambda _: "the index table's directory is still there")
     assert hbase_findings(metastore, db) == {}
 
 

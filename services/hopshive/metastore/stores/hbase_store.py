@@ -20,6 +20,9 @@ HBase table     row key                          columns
                                                  counter (64-bit)
 ``funcs``       ``<db><function>``               ``i:obj`` Function
 ``stats``       ``<db><table><partition or ''>`` ``c:<column>`` ColumnStatisticsObj per column
+``idxs``        ``<db><base table><index>``      ``i:obj`` a ``Record``: Index (Hive 2 struct)
+                                                 without its SD, SD hash, index table name
+                                                 (``hbase.indexes``)
 ``meta``        ``format``                       ``i:format`` the row format of these tables
 ==============  ===============================  ==========================================
 

@@ -174,7 +174,7 @@ class Directories:
         return self._id("/".join(c for c in path.split("/") if c)) is not None
 
 
-def _path(locations, uri: str | None) -> str | None:
+def directory_path(locations, uri: str | None) -> str | None:
     """The namespace path of a stored location; None when it is foreign or empty."""
     if not uri:
         return None
@@ -208,7 +208,7 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
         dropped_dbs, dropped_tables, scan = set(), set(), []
         for key, data in t("dbs").scan(columns=[OBJ]):
             database = decode(api.Database, data[OBJ])
-            path = _path(locations, database.locationUri)
+            path = directory_path(locations, database.locationUri)
             if path and path != "/" and _below(path, prefixes) and not dirs.exists(path):
                 add(Finding("database without directory", "dbs", key, f"{database.name} {database.locationUri}",
                             target=(database.name,), path=path))
@@ -216,7 +216,7 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
         for key, data in t("tbls").scan(columns=[OBJ]):
             db_name, name = _strings(key, 2)
             location = Record.of(data).location
-            path = _path(locations, location)
+            path = directory_path(locations, location)
             if db_name in dropped_dbs:
                 continue
             if path and _below(path, prefixes) and not dirs.exists(path):
@@ -230,7 +230,7 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
             for key, data in store._scan(t("parts"), start, stop, columns=[OBJ]):
                 db_name, name = _strings(key, 2)
                 record = Record.of(data)
-                path = _path(locations, record.location)
+                path = directory_path(locations, record.location)
                 if db_name in dropped_dbs or (db_name, name) in dropped_tables or not path \
                         or not _below(path, prefixes) or dirs.exists(path):
                     continue
@@ -246,7 +246,7 @@ def _directory_gone(tx, locations, path: str) -> bool:
     rows name the new place before the move commits: ``moves``).  The moves are read first:
     one recorded before the caller read its row either is still recorded, or has committed,
     and then the directory read after it sees the moved directory."""
-    targets = {_path(locations, uri) for uri in moves.in_flight(tx)}
+    targets = {directory_path(locations, uri) for uri in moves.in_flight(tx)}
     if any(t and _below(path, [t]) for t in targets):
         return False
     return directory_id(tx, path) is None
@@ -267,7 +267,7 @@ def _still_gone(store, db, locations, finding: Finding) -> bool:
             return decode(api.Database, data[OBJ]).locationUri
         return Record.of(data).location
     uri = store._hb(row)
-    return bool(uri) and _path(locations, uri) == finding.path and \
+    return bool(uri) and directory_path(locations, uri) == finding.path and \
         db.run(lambda tx: _directory_gone(tx, locations, finding.path), readonly=True)
 
 
