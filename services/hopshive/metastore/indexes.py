@@ -87,7 +87,7 @@ def prepare_index(index: hive2.Index, index_table: hive2.Table | None, base: api
     have = {normalize(c.name): c for c in base.sd.cols or []}
     if not wanted or any(name not in have for name in wanted) or len(set(wanted)) != len(wanted):
         raise InvalidObject("Check the index columns, they should appear in the table being indexed.")
-    index.sd.cols = [copy.copy(have[name]) for name in wanted]
+    index.sd.cols = [api.FieldSchema(name, have[name].type, have[name].comment) for name in wanted]
     index.sd.location = None              # an index's own descriptor has no directory
     created = now()
     index.createTime = created

@@ -117,15 +117,15 @@ class IndexOps:
         """The partitions of the same values of the base table's index tables that are
         partitioned like it (an index table partitioned otherwise is left alone, as the
         seed says)."""
-        base_keys = tx.query("SELECT k.PKEY_NAME, k.PKEY_TYPE FROM metastore.PARTITION_KEYS k"
-                             " JOIN metastore.TBLS t ON t.TBL_ID = k.TBL_ID JOIN metastore.DBS d ON d.DB_ID = t.DB_ID"
-                             " WHERE d.NAME=%s AND t.TBL_NAME=%s ORDER BY k.INTEGER_IDX", (db_name, table_name))
-        for (index_table,) in tx.query(
-                "SELECT it.TBL_NAME FROM metastore.IDXS i JOIN metastore.TBLS t ON t.TBL_ID = i.ORIG_TBL_ID"
-                " JOIN metastore.DBS d ON d.DB_ID = t.DB_ID JOIN metastore.TBLS it ON it.TBL_ID = i.INDEX_TBL_ID"
-                " WHERE d.NAME=%s AND t.TBL_NAME=%s ORDER BY it.TBL_ID", (db_name, table_name)):
-            keys = tx.query("SELECT k.PKEY_NAME, k.PKEY_TYPE FROM metastore.PARTITION_KEYS k"
-                            " JOIN metastore.TBLS t ON t.TBL_ID = k.TBL_ID JOIN metastore.DBS d ON d.DB_ID = t.DB_ID"
-                            " WHERE d.NAME=%s AND t.TBL_NAME=%s ORDER BY k.INTEGER_IDX", (db_name, index_table))
-            if keys == base_keys:
+        index_tables = tx.query(
+            "SELECT it.TBL_ID, it.TBL_NAME, t.TBL_ID FROM metastore.IDXS i JOIN metastore.TBLS t"
+            " ON t.TBL_ID = i.ORIG_TBL_ID JOIN metastore.DBS d ON d.DB_ID = t.DB_ID"
+            " JOIN metastore.TBLS it ON it.TBL_ID = i.INDEX_TBL_ID WHERE d.NAME=%s AND t.TBL_NAME=%s ORDER BY it.TBL_ID",
+            (db_name, table_name))
+        if not index_tables:
+            return
+        keys = self._partition_keys(tx, [index_tables[0][2], *(r[0] for r in index_tables)])
+        base_keys = [(k.name, k.type) for k in keys[index_tables[0][2]]]
+        for tbl_id, index_table, _ in index_tables:
+            if [(k.name, k.type) for k in keys[tbl_id]] == base_keys:
                 self._drop_partitions_tx(tx, db_name, index_table, values_list, dirs, True, purge)
