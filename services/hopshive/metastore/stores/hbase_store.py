@@ -321,8 +321,9 @@ class HBaseStore(PartitionOps, IndexOps, StatisticsOps, LockOps, StoreBase, RawS
     def drop_database(self, name: str, dirs, cascade: bool) -> None:
         def work(t):
             db = self._database(t, name)
-            tables = self.get_table_names(name)
-            index_tables = set(self.get_table_names(name, "INDEX_TABLE"))
+            objects = self._table_objects(t, _s(name))
+            tables = sorted(x.tableName for x in objects)
+            index_tables = {x.tableName for x in objects if x.tableType == "INDEX_TABLE"}
             functions = [k for k, _ in self._scan(t("funcs"), _s(name), rowkey.prefix_successor(_s(name)))]
             if tables and not cascade:
                 raise InvalidOperation(f"Database {name} is not empty. One or more tables exist.")
