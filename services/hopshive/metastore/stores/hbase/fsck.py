@@ -110,6 +110,9 @@ def find(store, db=None, locations=None) -> HBaseReport:
         for key, data in t("idxs").scan(columns=[OBJ]):
             db_name, name, index_name = _strings(key, 3)
             record = Record.of(data)
+            if record is None:            # emptied by a drop that did not get to delete it
+                report.findings.append(Finding("orphan index", "idxs", key, f"{db_name}.{name}.{index_name} (empty)"))
+                continue
             if (db_name, name) not in tables or (record.name and (db_name, record.name) not in tables):
                 report.findings.append(Finding("orphan index", "idxs", key, f"{db_name}.{name}.{index_name}"
                                                f" (index table {record.name or 'none'})"))

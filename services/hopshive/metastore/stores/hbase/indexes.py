@@ -6,10 +6,12 @@ base table's indexes are one key range), one cell ``i:obj``: a ``Record`` of the
 (Thrift-encoded, descriptor taken out and counted like a table's), its index table's name
 as the record's name.  The index table is an ordinary table row of type INDEX_TABLE.
 
-Order of operations (no transaction spans rows; see ``hbase_store``): add makes the index
-table (directory, then row) before the index row and takes both back when the index row
-loses a race or the base table went meanwhile; drop deletes the index row before its
-index table.  A table drop takes its indexes first (and an index table drop its index), so
+Order of operations (no transaction spans rows; see ``hbase_store``): add claims the
+index row first (``checkAndPut``: of two instances adding one index, one wins and the
+other gets AlreadyExists at once), then makes the index table (directory, then row), and
+takes the row back -- and the index table -- when that fails or the base table went
+meanwhile; for that moment a reader may see an index whose index table is not there yet.
+Drop deletes the index row before its index table.  A table drop takes its indexes first (and an index table drop its index), so
 what a crash leaves is an index row whose base or index table is gone -- ``fsck-hbase``'s
 ``orphan index`` -- or an index table without an index, which fsck reports as ``orphan
 index table``.
@@ -38,8 +40,10 @@ def index_prefix(db_name: str, table_name: str) -> bytes:
 
 class IndexOps:
     def _index_rows(self, t, prefix: bytes) -> list[tuple[bytes, Record]]:
-        return [(key, Record.of(data)) for key, data in
-                self._scan(t("idxs"), prefix, rowkey.prefix_successor(prefix), columns=[OBJ])]
+        """The index rows below ``prefix`` (a row being deleted -- an empty cell -- is none)."""
+        found = ((key, Record.of(data)) for key, data in
+                 self._scan(t("idxs"), prefix, rowkey.prefix_successor(prefix), columns=[OBJ]))
+        return [(key, record) for key, record in found if record is not None]
 
     def _indexes(self, t, found: Sequence[Record]) -> list[Index]:
         shared = self._load_sds(t, [r.sd for r in found])
@@ -49,31 +53,25 @@ class IndexOps:
     def add_index(self, index: Index, index_table, dirs, create_dir: bool) -> None:
         db_name, base_name = index.dbName, index.origTableName
         key = index_prefix(db_name, base_name) + _s(index.indexName)
-        exists = AlreadyExists(f"Index already exists: {index_key(index)}")
         with self._writing(db_name, base_name):
-            def check(t):
+            def claim(t):
                 self._table_record(t, db_name, base_name)
-                if t("idxs").row(key, columns=[OBJ]):
-                    raise exists
-            self._hb(check)
-            if index_table is not None:
-                try:
-                    self.create_table(index_table, dirs, create_dir)
-                except AlreadyExists as exc:
-                    raise InvalidObject("Unable to add index because index table already exists") from exc
-
-            def write(t):
                 if not self._put(t, "idxs", key, index, None, index.indexTableName or ""):
-                    return exists
-                if not t("tbls").row(index_prefix(db_name, base_name), columns=[OBJ]):   # dropped meanwhile
-                    self._delete_index_row(t, key)
-                    return NoSuchObject(f"Table {db_name}.{base_name} does not exist")
-                return None
-            failure = self._hb(write)
-            if failure is not None:
+                    raise AlreadyExists(f"Index already exists: {index_key(index)}")
+            self._hb(claim)
+            try:
                 if index_table is not None:
-                    self.drop_table(db_name, index_table.tableName, dirs)
-                raise failure
+                    try:
+                        self.create_table(index_table, dirs, create_dir)
+                    except AlreadyExists as exc:
+                        raise InvalidObject("Unable to add index because index table already exists") from exc
+                if not self._hb(lambda t: t("tbls").row(index_prefix(db_name, base_name), columns=[OBJ])):
+                    if index_table is not None:          # the base table was dropped meanwhile
+                        self._drop_index_table(db_name, index_table.tableName, dirs)
+                    raise NoSuchObject(f"Table {db_name}.{base_name} does not exist")
+            except Exception:
+                self._hb(lambda t: self._delete_index_row(t, key))
+                raise
 
     # -------------------------------------------------------------------- reads
     def get_index(self, db_name: str, table_name: str, index_name: str) -> Index:
@@ -111,14 +109,20 @@ class IndexOps:
     def drop_index(self, db_name: str, table_name: str, index_name: str, dirs) -> None:
         with self._writing(db_name, table_name):
             index = self.get_index(db_name, table_name, index_name)
-            self._hb(lambda t: self._delete_index_row(t, index_prefix(db_name, table_name) + _s(index_name)))
+            if not self._hb(lambda t: self._delete_index_row(t, index_prefix(db_name, table_name) + _s(index_name))):
+                raise _not_found(db_name, table_name, index_name)     # another instance dropped it
             self._drop_index_table(db_name, index.indexTableName, dirs)
 
-    def _delete_index_row(self, t, key: bytes) -> None:
+    def _delete_index_row(self, t, key: bytes) -> bool:
+        """Delete an index row and release its descriptor, once: the row is first emptied
+        with ``checkAndPut`` against what was read, so of two instances deleting it one
+        does (and releases); False for the other, or when there is no row."""
         record = Record.of(t("idxs").row(key, columns=[OBJ]))
-        if record is not None:
-            t("idxs").delete(key)
-            self._release_sd(t, record.sd)
+        if record is None or not records.check_and_put(t("idxs"), key, record.raw, b""):
+            return False
+        t("idxs").delete(key)
+        self._release_sd(t, record.sd)
+        return True
 
     def _drop_index_table(self, db_name: str, name: str | None, dirs, purge: bool = False) -> None:
         if not name:
