@@ -5,6 +5,7 @@ directories, Hive's errors, and the cascades of table, partition and database dr
 from __future__ import annotations
 
 import copy
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hmsclient.genthrift.hive_metastore import ttypes as h2
@@ -12,6 +13,7 @@ from pymetastore.hive_metastore import ttypes as h3
 
 from hopshive.metastore.api import api
 from tests.support.hms import index
+from tests.support.metastore import thrift_client
 from tests.support.metastore_fixtures import (WAREHOUSE, both_stores, fs, hbase_server, hms, hms2,  # noqa: F401
                                                metastore, partition, table)
 
@@ -179,3 +181,16 @@ def test_hive3_clients_are_unaffected(hms, hms2, base):
     hms2.add_index(*index(base, "x", ["b"]))
     assert hms.get_tables_by_type("default", "*", "INDEX_TABLE") == ["default__t_x__"]
     assert hms.get_table("default", "t").tableType == "MANAGED_TABLE"
+
+
+def test_racing_creates_of_one_index_give_one_index(metastore, hms, base):
+    """Two connections add the same index at once, again and again: one index and one index
+    table each time, AlreadyExists for the other."""
+    with thrift_client(metastore.port, hive2=True) as a, thrift_client(metastore.port, hive2=True) as b:
+        with ThreadPoolExecutor(2) as pool:
+            for _ in range(8):
+                futures = [pool.submit(c.add_index, *index(base, "x", ["a"])) for c in (a, b)]
+                outcomes = sorted(type(f.exception() or f.result()).__name__ for f in futures)
+                assert outcomes == ["AlreadyExistsException", "Index"]
+                assert hms.get_all_tables("default") == ["default__t_x__", "t"]
+                a.drop_index_by_name("default", "t", "x", True)
