@@ -116,7 +116,8 @@ def test_one_index_create_wins(twins):
         a.create_table(table("default", "t", parts=("ds string",)))
         base = a.get_table("default", "t")
         for _ in range(ROUNDS):
-            outcomes = race(lambda: a2.add_index(*index(base, "x", ["a"])), lambda: b2.add_index(*index(base, "x", ["a"])))
+            outcomes = race(lambda: a2.add_index(*index(base, "x", ["a"])),
+                            lambda: b2.add_index(*index(base, "x", ["a"])))
             assert sorted(type(o).__name__ for o in outcomes) == ["AlreadyExistsException", "Index"], outcomes
             assert a2.get_index_names("default", "t", -1) == ["x"]
             assert a.get_all_tables("default") == ["default__t_x__", "t"]

@@ -11,10 +11,11 @@ index row first (``checkAndPut``: of two instances adding one index, one wins an
 other gets AlreadyExists at once), then makes the index table (directory, then row), and
 takes the row back -- and the index table -- when that fails or the base table went
 meanwhile; for that moment a reader may see an index whose index table is not there yet.
-Drop deletes the index row before its index table.  A table drop takes its indexes first (and an index table drop its index), so
-what a crash leaves is an index row whose base or index table is gone -- ``fsck-hbase``'s
-``orphan index`` -- or an index table without an index, which fsck reports as ``orphan
-index table``.
+Drop empties the index row with ``checkAndPut`` (one of two racing drops wins and
+releases the descriptor), deletes it, then drops the index table.  A table drop takes its
+indexes first (and an index table drop its index), so what a crash leaves is an index row
+whose base or index table is gone, or an emptied one -- ``fsck-hbase``'s ``orphan index``
+-- or an index table without an index, which fsck reports as ``orphan index table``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
+from ...api import api
 from ...exceptions import AlreadyExists, InvalidObject, NoSuchObject
 from ...indexes import Index, index_key
+from ...warehouse import Directories
 from . import records, rowkey
 from .records import RECORD as OBJ, Record, decode, string_key as _s
 
@@ -50,7 +53,7 @@ class IndexOps:
         return [self._with_sd(decode(Index, r.blob), shared, r) for r in found]
 
     # ------------------------------------------------------------------- create
-    def add_index(self, index: Index, index_table, dirs, create_dir: bool) -> None:
+    def add_index(self, index: Index, index_table: api.Table | None, dirs: Directories, create_dir: bool) -> None:
         db_name, base_name = index.dbName, index.origTableName
         key = index_prefix(db_name, base_name) + _s(index.indexName)
         with self._writing(db_name, base_name):
@@ -106,7 +109,7 @@ class IndexOps:
             self._hb(work)
 
     # --------------------------------------------------------------------- drop
-    def drop_index(self, db_name: str, table_name: str, index_name: str, dirs) -> None:
+    def drop_index(self, db_name: str, table_name: str, index_name: str, dirs: Directories | None) -> None:
         with self._writing(db_name, table_name):
             index = self.get_index(db_name, table_name, index_name)
             if not self._hb(lambda t: self._delete_index_row(t, index_prefix(db_name, table_name) + _s(index_name))):
@@ -124,7 +127,8 @@ class IndexOps:
         self._release_sd(t, record.sd)
         return True
 
-    def _drop_index_table(self, db_name: str, name: str | None, dirs, purge: bool = False) -> None:
+    def _drop_index_table(self, db_name: str, name: str | None, dirs: Directories | None,
+                          purge: bool = False) -> None:
         if not name:
             return
         try:
@@ -132,7 +136,7 @@ class IndexOps:
         except NoSuchObject:
             log.info("index table already gone", extra={"table": f"{db_name}.{name}"})
 
-    def _drop_indexes(self, db_name: str, table_name: str, dirs, purge: bool) -> None:
+    def _drop_indexes(self, db_name: str, table_name: str, dirs: Directories | None, purge: bool) -> None:
         """Before a table goes: its indexes with their index tables; for an index table, its
         index."""
         def work(t):
@@ -146,7 +150,7 @@ class IndexOps:
             self._drop_index_table(db_name, index_table, dirs, purge)
 
     def _drop_index_partitions(self, db_name: str, table_name: str, values_list: Sequence[Sequence[str]],
-                               dirs, purge: bool) -> None:
+                               dirs: Directories | None, purge: bool) -> None:
         """The partitions of the same values of the index tables partitioned like the base
         table."""
         def work(t):

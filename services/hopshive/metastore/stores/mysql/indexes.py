@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ...api import api
 from ...exceptions import AlreadyExists, InvalidObject, NoSuchObject
 from ...indexes import Index, index_key
+from ...warehouse import Directories
 from .sds import delete_sds, insert_params, insert_sd, load_params, load_sds, replace_params
 from .sql import bit
 
@@ -40,7 +42,7 @@ class IndexOps:
                 in rows]
 
     # ------------------------------------------------------------------- create
-    def add_index(self, index: Index, index_table, dirs, create_dir: bool) -> None:
+    def add_index(self, index: Index, index_table: api.Table | None, dirs: Directories, create_dir: bool) -> None:
         def work(tx):
             base = self._table_row(tx, index.dbName, index.origTableName, " FOR UPDATE")
             if tx.query_one("SELECT 1 FROM metastore.IDXS WHERE ORIG_TBL_ID=%s AND INDEX_NAME=%s",
@@ -86,7 +88,7 @@ class IndexOps:
         self._write(work)
 
     # --------------------------------------------------------------------- drop
-    def drop_index(self, db_name: str, table_name: str, index_name: str, dirs) -> None:
+    def drop_index(self, db_name: str, table_name: str, index_name: str, dirs: Directories | None) -> None:
         def work(tx):
             base = self._table_row(tx, db_name, table_name, " FOR UPDATE")
             row = tx.query_one("SELECT i.SD_ID, it.TBL_NAME FROM metastore.IDXS i LEFT JOIN metastore.TBLS it"
@@ -100,7 +102,7 @@ class IndexOps:
                 self._drop_table_tx(tx, db_name, index_table, dirs, False)
         self._write(work)
 
-    def _drop_indexes_tx(self, tx, tbl_id: int, dirs, purge: bool) -> None:
+    def _drop_indexes_tx(self, tx, tbl_id: int, dirs: Directories | None, purge: bool) -> None:
         """Before a table goes: the indexes of a base table, with their index tables, or
         the index of an index table."""
         rows = tx.query("SELECT i.SD_ID, i.ORIG_TBL_ID, d.NAME, it.TBL_NAME FROM metastore.IDXS i"
@@ -112,15 +114,17 @@ class IndexOps:
             if orig_tbl_id == tbl_id and index_table is not None:
                 self._drop_table_tx(tx, db_name, index_table, dirs, purge)
 
-    def _drop_index_partitions_tx(self, tx, db_name: str, table_name: str, values_list: Sequence[Sequence[str]],
-                                  dirs, purge: bool) -> None:
+    def _drop_index_partitions_tx(self, tx, db_name: str, table_name: str,
+                                  values_list: Sequence[Sequence[str]],
+                                  dirs: Directories | None, purge: bool) -> None:
         """The partitions of the same values of the base table's index tables that are
         partitioned like it (an index table partitioned otherwise is left alone, as the
         seed says)."""
         index_tables = tx.query(
             "SELECT it.TBL_ID, it.TBL_NAME, t.TBL_ID FROM metastore.IDXS i JOIN metastore.TBLS t"
             " ON t.TBL_ID = i.ORIG_TBL_ID JOIN metastore.DBS d ON d.DB_ID = t.DB_ID"
-            " JOIN metastore.TBLS it ON it.TBL_ID = i.INDEX_TBL_ID WHERE d.NAME=%s AND t.TBL_NAME=%s ORDER BY it.TBL_ID",
+            " JOIN metastore.TBLS it ON it.TBL_ID = i.INDEX_TBL_ID"
+            " WHERE d.NAME=%s AND t.TBL_NAME=%s ORDER BY it.TBL_ID",
             (db_name, table_name))
         if not index_tables:
             return
