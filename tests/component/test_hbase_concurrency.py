@@ -11,6 +11,7 @@ import pytest
 from pymetastore.hive_metastore import ttypes as api
 
 from hopshive.metastore.stores.hbase import fsck
+from tests.support.hms import index
 from tests.support.metastore import InThreadMetastore
 from tests.support.metastore_fixtures import hbase_server, metastore, partition, table, thrift_client  # noqa: F401
 
@@ -102,4 +103,27 @@ def test_descriptors_survive_a_release_racing_an_acquire(twins):
             made = b.get_table("default", f"new{i}")
             assert made.sd is not None and [c.name for c in made.sd.cols] == ["a", "b"]
             b.drop_table("default", f"new{i}", True)
+    _clean(first)
+
+
+def test_one_index_create_wins(twins):
+    """Both instances add the same index (and its index table) at once: one index, one
+    index table, AlreadyExists for the other, nothing left over; then both drop it."""
+    from hmsclient.genthrift.hive_metastore import ttypes as h2
+    first, second = twins
+    with thrift_client(first.port) as a, thrift_client(second.port) as b, \
+            thrift_client(first.port, hive2=True) as a2, thrift_client(second.port, hive2=True) as b2:
+        a.create_table(table("default", "t", parts=("ds string",)))
+        base = a.get_table("default", "t")
+        for _ in range(ROUNDS):
+            outcomes = race(lambda: a2.add_index(*index(base, "x", ["a"])),
+                            lambda: b2.add_index(*index(base, "x", ["a"])))
+            assert sorted(type(o).__name__ for o in outcomes) == ["AlreadyExistsException", "Index"], outcomes
+            assert a2.get_index_names("default", "t", -1) == ["x"]
+            assert a.get_all_tables("default") == ["default__t_x__", "t"]
+            outcomes = race(lambda: a2.drop_index_by_name("default", "t", "x", True),
+                            lambda: b2.drop_index_by_name("default", "t", "x", True))
+            assert True in outcomes and all(o is True or isinstance(o, h2.NoSuchObjectException) for o in outcomes), \
+                outcomes
+            assert a.get_all_tables("default") == ["t"] and b2.get_indexes("default", "t", -1) == []
     _clean(first)

@@ -6,10 +6,12 @@ locations, anonymous connections and the switch that turns it off."""
 from __future__ import annotations
 
 import pytest
+from hmsclient.genthrift.hive_metastore import ttypes as h2
 from pymetastore.hive_metastore import ttypes as h3
 
 from hopshive.metastore.api import api
 from tests.support.authorization import victim_objects, write_calls
+from tests.support.hms import index
 from tests.support.metastore import InThreadMetastore, settings, thrift_client
 from tests.support.metastore_fixtures import FAKE_NAMENODE, partition, table
 
@@ -19,7 +21,7 @@ DB_PATH = "/user/hive/warehouse/alice_db.db"
 # Everything a call could change: metadata rows and the inodes.
 SNAPSHOT_TABLES = ("metastore.DBS", "metastore.DATABASE_PARAMS", "metastore.TBLS", "metastore.TABLE_PARAMS",
                    "metastore.SDS", "metastore.PARTITIONS", "metastore.PARTITION_PARAMS", "metastore.FUNCS",
-                   "metastore.TAB_COL_STATS", "hops.hdfs_inodes")
+                   "metastore.TAB_COL_STATS", "metastore.IDXS", "metastore.INDEX_PARAMS", "hops.hdfs_inodes")
 
 
 def start(db, **metastore):
@@ -58,6 +60,21 @@ def clients(metastore):
     def client(user):
         if user not in opened:
             context = thrift_client(metastore.port, user=user)
+            opened[user] = (context, context.__enter__())
+        return opened[user][1]
+    yield client
+    for context, _ in opened.values():
+        context.__exit__(None, None, None)
+
+
+@pytest.fixture
+def hive2_clients(metastore):
+    """Hive 2 clients (hmsclient's IDL: the index calls) by user."""
+    opened = {}
+
+    def client(user):
+        if user not in opened:
+            context = thrift_client(metastore.port, hive2=True, user=user)
             opened[user] = (context, context.__enter__())
         return opened[user][1]
     yield client
@@ -215,3 +232,51 @@ def test_a_table_deeper_than_the_chain_read_with_it_is_checked_too(clients, fs):
     with pytest.raises(h3.MetaException, match='Permission denied: user=bob, access=EXECUTE'):
         bob.get_table("default", "deep")
     assert alice.get_table("default", "deep").tableName == "deep"
+
+
+# --------------------------------------------------------------------------- indexes
+INDEX_WRITES = [
+    ("add_index", lambda c: c.add_index(*index(c.get_table("alice_db", "t"), "y", ["a"]))),
+    ("alter_index", lambda c: c.alter_index("alice_db", "t", "x", c.get_index_by_name("alice_db", "t", "x"))),
+    ("drop_index_by_name", lambda c: c.drop_index_by_name("alice_db", "t", "x", True)),
+    ("drop_index_by_name keeping data", lambda c: c.drop_index_by_name("alice_db", "t", "x", False)),
+]
+
+
+@pytest.fixture
+def indexed(alice_db, hive2_clients):
+    """alice's table t with index x (its index table alice_db__t_x__ in alice's database)."""
+    hive2_clients("alice").add_index(*index(alice_db, "x", ["b"]))
+    return alice_db
+
+
+@pytest.mark.parametrize("name,call", INDEX_WRITES, ids=[c[0] for c in INDEX_WRITES])
+def test_indexing_needs_write_on_the_base_table(name, call, indexed, hive2_clients, db):
+    before = snapshot(db)
+    with pytest.raises(h2.MetaException, match='Permission denied: user=bob, access=WRITE_EXECUTE, inode="'
+                                               f'{DB_PATH}/t"'):
+        call(hive2_clients("bob"))
+    assert snapshot(db) == before, f"{name}: a refused call changed something"
+    call(hive2_clients("alice"))
+
+
+def test_an_index_table_in_a_database_the_caller_cannot_write_is_refused(indexed, hive2_clients, fs, db):
+    """bob may write alice's table but not her database: no index table of his goes there."""
+    fs.chmod(f"{DB_PATH}/t", 0o777)
+    before = snapshot(db)
+    with pytest.raises(h2.MetaException, match=f'Permission denied: user=bob, access=WRITE_EXECUTE, inode="{DB_PATH}"'):
+        hive2_clients("bob").add_index(*index(indexed, "y", ["a"]))
+    assert snapshot(db) == before
+    idx, _ = index(indexed, "y", ["a"])
+    assert hive2_clients("bob").add_index(idx, None).indexTableName is None, "no index table: the table's write suffices"
+
+
+def test_reading_indexes_needs_read_on_the_base_table(indexed, hive2_clients, fs):
+    bob = hive2_clients("bob")
+    assert bob.get_index_names("alice_db", "t", -1) == ["x"], "0755: others may read"
+    fs.chmod(f"{DB_PATH}/t", 0o700)
+    for read in (lambda: bob.get_index_names("alice_db", "t", -1), lambda: bob.get_indexes("alice_db", "t", -1),
+                 lambda: bob.get_index_by_name("alice_db", "t", "x")):
+        with pytest.raises(h2.MetaException, match="Permission denied: user=bob, access=READ_EXECUTE"):
+            read()
+    assert hive2_clients("alice").get_index_by_name("alice_db", "t", "x").indexTableName == "alice_db__t_x__"

@@ -11,34 +11,10 @@ from pymetastore.hive_metastore import ttypes as h3
 
 from hopshive.metastore.api import api
 from tests.support.metastore import invariant_violations, thrift_client
-from tests.support.metastore_fixtures import WAREHOUSE, hms, metastore, partition, table  # noqa: F401
+from tests.support.metastore_fixtures import WAREHOUSE, fs, hms, metastore, partition, table  # noqa: F401
 
 pytestmark = pytest.mark.metastore
 DB_PATH = "/user/hive/warehouse/sales.db"
-
-
-@pytest.fixture
-def fs(metastore, namespace):
-    """The namespace as a file-system user would act on it (the `hdfs` superuser, through a
-    namenode of its own, as WebHDFS would)."""
-    caller = namespace.caller("hdfs")
-
-    class Fs:
-        def exists(self, path):
-            return namespace.db.run(lambda tx: namespace.resolve(tx, path)) is not None
-
-        def delete(self, path, skip_trash=True):
-            return namespace.delete(caller, path, True, skip_trash)
-
-        def rename(self, src, dst):
-            return namespace.rename(caller, src, dst)
-
-        def mkdirs(self, path, permission=None):
-            return namespace.mkdirs(caller, path, permission)
-
-        def write(self, path):
-            namespace.start_file(caller, path, False, None, 1, 1 << 20, ("test", "127.0.0.1"))
-    return Fs()
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def test_create_database_table_partitions(hms):
 def test_unknown_method_is_a_clean_error(hms2):
     from thrift.Thrift import TApplicationException
     with pytest.raises(TApplicationException) as error:
-        hms2.get_indexes("default", "t", -1)
+        hms2.create_role(None)
     assert error.value.type == TApplicationException.UNKNOWN_METHOD
     assert hms2.get_database("default").name == "default"
 

@@ -80,6 +80,36 @@ def partition(tbl, values, location=None, params: dict | None = None):
                          lastAccessTime=0, sd=sd, parameters=dict(params or {}))
 
 
+COMPACT = "org.apache.hadoop.hive.ql.index.compact.CompactIndexHandler"
+
+
+def hive2(struct, cls):
+    """A Hive 3.1 struct as the Hive 2 struct of ``cls`` (the same bytes on the wire)."""
+    from thrift.TSerialization import deserialize, serialize
+    return deserialize(cls(), serialize(struct))
+
+
+def index(base, name: str, cols: Sequence[str], handler: str = COMPACT, index_table: str | None = None,
+          params: dict | None = None, deferred: bool = True):
+    """(Index, index Table) as Hive 2.3's CREATE INDEX sends them to add_index for the base
+    table ``base`` (a Hive 3.1 Table): the compact layout (indexed columns, ``_bucketname``,
+    ``_offsets``), partitioned like the base table.  Hive 2 structs."""
+    from hmsclient.genthrift.hive_metastore import ttypes as h2
+    by_name = {c.name: c for c in base.sd.cols}
+    covered = [by_name.get(c) or api.FieldSchema(c, "string", None) for c in cols]
+    sd = copy.deepcopy(base.sd)
+    sd.cols, sd.location = covered, None
+    idx = h2.Index(indexName=name, indexHandlerClass=handler, dbName=base.dbName, origTableName=base.tableName,
+                   createTime=0, lastAccessTime=0, indexTableName=index_table, sd=hive2(sd, h2.StorageDescriptor),
+                   parameters=dict(params or {}), deferredRebuild=deferred)
+    table_sd = copy.deepcopy(sd)
+    table_sd.cols = covered + columns("_bucketname string", "_offsets array<bigint>")
+    idx_table = api.Table(tableName=index_table, dbName=base.dbName, owner=base.owner, createTime=0,
+                          lastAccessTime=0, retention=0, sd=table_sd, partitionKeys=copy.deepcopy(base.partitionKeys),
+                          parameters={}, tableType="INDEX_TABLE")
+    return idx, hive2(idx_table, h2.Table)
+
+
 # ------------------------------------------------------------------------ invariants
 INVARIANTS = {
     "databases without their descriptor":

@@ -63,3 +63,27 @@ def hms(metastore):
 def hms2(metastore):
     with thrift_client(metastore.port, hive2=True) as client:
         yield client
+
+
+@pytest.fixture
+def fs(metastore, namespace):
+    """The namespace as a file-system user would act on it (the `hdfs` superuser, through a
+    namenode of its own, as WebHDFS would)."""
+    caller = namespace.caller("hdfs")
+
+    class Fs:
+        def exists(self, path):
+            return namespace.db.run(lambda tx: namespace.resolve(tx, path)) is not None
+
+        def delete(self, path, skip_trash=True):
+            return namespace.delete(caller, path, True, skip_trash)
+
+        def rename(self, src, dst):
+            return namespace.rename(caller, src, dst)
+
+        def mkdirs(self, path, permission=None):
+            return namespace.mkdirs(caller, path, permission)
+
+        def write(self, path):
+            namespace.start_file(caller, path, False, None, 1, 1 << 20, ("test", "127.0.0.1"))
+    return Fs()

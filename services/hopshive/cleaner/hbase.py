@@ -27,10 +27,11 @@ from typing import Callable, Iterable
 from ..core.db import Database, Tx
 from ..metastore.app import HBASE_DEFAULTS
 from ..metastore.fsck import InodePaths
-from ..metastore.exceptions import MetastoreError
+from ..metastore.exceptions import MetastoreError, NoSuchObject
 from ..metastore.locations import Locations
 from ..metastore.stores.hbase import fsck as hbase_fsck, moves
 from .metrics import Metrics
+from .scratch import NamespaceRemover
 
 log = logging.getLogger(__name__)
 KINDS = {"database without directory": "hbase_database", "table without directory": "hbase_table",
@@ -55,8 +56,10 @@ def old_paths(tx: Tx, keys: Iterable[tuple], inode_ids: set[int]) -> list[str]:
 class HBaseStoreCleaner:
     """Drops the HBase store's metadata whose directory is gone."""
 
-    def __init__(self, db: Database, config: dict, fence: Callable[[Tx], int], metrics: Metrics):
+    def __init__(self, db: Database, config: dict, fence: Callable[[Tx], int], metrics: Metrics,
+                 remover: NamespaceRemover | None = None):
         self.db, self.fence, self.metrics = db, fence, metrics
+        self.remover = remover
         self.config = {k: config[k] for k in HBASE_DEFAULTS if k in config}
         self.locations = Locations(list(config["namespace_uris"]), config["warehouse"])
         self._store = None
@@ -81,12 +84,50 @@ class HBaseStoreCleaner:
         if not report.findings:
             return 0
         self.db.run(self.fence, readonly=True)
+        index_dirs = self._index_directories(report)
         done = hbase_fsck.drop_without_directory(self.store, report, self.db, self.locations)
+        self._remove_index_directories(index_dirs, trigger)
         for finding in done:
             self.metrics.count(self.metrics.removed, KINDS[finding.kind], 1)
             log.info("removed", extra={"kind": KINDS[finding.kind], "what": finding.what, "trigger": trigger,
                                        "why": f"HBase store metadata whose directory {finding.path} is gone"})
         return len(done)
+
+    def _index_directories(self, report: hbase_fsck.HBaseReport) -> list[tuple[str, str, str]]:
+        """(db, index table, directory) of the index tables of the tables the report drops.
+        The store's drop takes their metadata and keeps their data (the cleaner drops as
+        nobody, so with no directories), and nothing would ever delete those directories:
+        the cleaner does, as it deletes an orphaned index table's on the MariaDB store."""
+        found = []
+        for finding in report.findings:
+            if finding.kind != hbase_fsck.NO_DIRECTORY[1]:
+                continue
+            db_name, name = finding.target
+            for index in self.store.get_indexes(db_name, name):
+                try:
+                    table = self.store.get_table(db_name, index.indexTableName) if index.indexTableName else None
+                except NoSuchObject:
+                    continue
+                path = hbase_fsck.directory_path(self.locations, table.sd.location if table and table.sd else None)
+                if path:
+                    found.append((db_name, table.tableName, path))
+        return found
+
+    def _remove_index_directories(self, found: list[tuple[str, str, str]], trigger: str) -> None:
+        for db_name, name, path in found:
+            try:
+                self.store.get_table(db_name, name)
+                continue                        # its base table was not dropped after all
+            except NoSuchObject:
+                pass
+            if self.remover is None:
+                log.warning("index table directory left: no namespace configured", extra={"path": path})
+                continue
+            self.db.run(self.fence, readonly=True)
+            if self.remover.delete(path):
+                self.metrics.count(self.metrics.removed, "hbase_index_table", 1)
+                log.info("removed", extra={"kind": "hbase_index_table", "what": f"{db_name}.{name}", "path": path,
+                                           "trigger": trigger, "why": "its base table went with its directory"})
 
     def _run(self, under: list[str] | None, trigger: str) -> int:
         """An unreachable HBase must not stop the MariaDB store's clean-up: the failure is

@@ -183,7 +183,7 @@ class CleanerService:
                 remover = NamespaceRemover(self.db, ns, self.owner)
             hbase = None
             if self.config["hbase_store"]["enabled"]:
-                hbase = HBaseStoreCleaner(self.db, self.config["hbase_store"], self.fence, self.metrics)
+                hbase = HBaseStoreCleaner(self.db, self.config["hbase_store"], self.fence, self.metrics, remover)
             cleaner = Cleaner(self.db, self.fence, self.metrics, float(self.c["grace_seconds"]),
                               int(self.c["batch_size"]), remover, hbase)
             start = self._start_position()

@@ -4,7 +4,7 @@ it in its own module and is picked by name through ``registry``.
 
 Objects in and out are the Thrift API structs (``Database``, ``Table``, ``Partition``,
 ``Function``, ``ColumnStatistics``, lock structs) of the Hive 3.1 IDL, like Hive's own
-RawStore.  Names arrive normalised (lower case) from the service layer.  Every method is
+RawStore, and the Hive 2 IDL's ``Index`` (``indexes``: Hive 3 dropped indexes).  Names arrive normalised (lower case) from the service layer.  Every method is
 atomic: it commits all of its effects or none.
 
 Directories: methods that create, drop or move objects take ``dirs`` (a
@@ -24,6 +24,8 @@ import abc
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from .api import api
+from .indexes import Index
 from .warehouse import Directories
 
 
@@ -125,9 +127,10 @@ class RawStore(abc.ABC):
 
     @abc.abstractmethod
     def drop_table(self, db_name: str, name: str, dirs: Directories | None, purge: bool = False) -> None:
-        """Drop a table with its partitions and statistics; with ``dirs`` also its directory
-        and partition directories outside it (callers pass None for external tables).
-        Raises: NoSuchObject."""
+        """Drop a table with its partitions and statistics, and its indexes with their index
+        tables; with ``dirs`` also its directory, partition directories outside it and the
+        index tables' directories (callers pass None for external tables).  Dropping an index
+        table drops its index.  Raises: NoSuchObject."""
 
     # ----------------------------------------------------------------- partitions
     @abc.abstractmethod
@@ -192,7 +195,8 @@ class RawStore(abc.ABC):
     def drop_partitions(self, db_name: str, table_name: str, values_list: Sequence[Sequence[str]],
                         dirs: Directories | None, if_exists: bool = False, purge: bool = False) -> list:
         """Drop partitions (and their directories with ``dirs``, then empty parent directories
-        below the table's).  Returns: the dropped Partitions.
+        below the table's), and the partitions of the same values of the table's index tables
+        that have the same partition keys.  Returns: the dropped Partitions (of the table).
         Raises: NoSuchObject (table, or a partition unless ``if_exists``)."""
 
     # ------------------------------------------------------------------ functions
@@ -237,6 +241,38 @@ class RawStore(abc.ABC):
                                  column: str | None) -> bool:
         """Delete the statistics of one column (None: all) of a table or partition.
         Returns: whether something was deleted.  Raises: NoSuchObject (table/partition)."""
+
+    # -------------------------------------------------------------------- indexes
+    @abc.abstractmethod
+    def add_index(self, index: Index, index_table: "api.Table | None", dirs: Directories, create_dir: bool) -> None:
+        """Create an index (``indexes.prepare_index`` made it: ``index.sd`` has the covered
+        columns and no location) and, when given, its index table (type INDEX_TABLE) with
+        its directory, as create_table does (``create_dir``).
+
+        Raises:
+            NoSuchObject: the base table does not exist.
+            AlreadyExists: the base table has an index of that name.
+            InvalidObject: the index table's name is taken, or its location cannot be used.
+        """
+
+    @abc.abstractmethod
+    def get_index(self, db_name: str, table_name: str, index_name: str) -> Index:
+        """Returns: the Index (its ``sd`` a Hive 3.1 StorageDescriptor).  Raises: NoSuchObject."""
+
+    @abc.abstractmethod
+    def get_indexes(self, db_name: str, table_name: str, max_indexes: int = -1) -> list[Index]:
+        """The indexes of a table, by name, at most ``max_indexes`` (negative: all); [] for a
+        table that does not exist (as Hive answers)."""
+
+    @abc.abstractmethod
+    def alter_index(self, db_name: str, table_name: str, index_name: str, new_index: Index) -> None:
+        """Replace an index's parameters (the rest of an index is fixed, as in Hive).
+        Raises: NoSuchObject."""
+
+    @abc.abstractmethod
+    def drop_index(self, db_name: str, table_name: str, index_name: str, dirs: Directories | None) -> None:
+        """Drop an index with its index table (and that table's directories with ``dirs``).
+        Raises: NoSuchObject."""
 
     # ---------------------------------------------------------------------- locks
     @abc.abstractmethod

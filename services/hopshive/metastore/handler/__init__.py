@@ -3,12 +3,13 @@ request, apply ``policy`` and call the store.  Split by object kind."""
 
 from .base import HandlerBase, Session
 from .databases import DatabaseCalls
+from .indexes import IndexCalls
 from .misc import MiscCalls
 from .partitions import PartitionCalls
 from .tables import TableCalls
 
 
-class Handler(DatabaseCalls, TableCalls, PartitionCalls, MiscCalls, HandlerBase):
+class Handler(DatabaseCalls, TableCalls, PartitionCalls, IndexCalls, MiscCalls, HandlerBase):
     pass
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..api import api
 from ...exceptions import AccessDenied
 from ..authorization import READ_ACCESS, WRITE_ACCESS
-from ..exceptions import NoSuchObject
+from ..exceptions import MetastoreError, NoSuchObject
+from ..indexes import INDEX_TABLE
 from ..names import filter_names, matches
 from ..policy import env_flag, prepare_altered_table, prepare_table
 
@@ -112,6 +113,8 @@ class TableCalls:
     # -------------------------------------------------------------------- drop
     def drop_table(self, session, dbname, name, deleteData, environment_context=None):
         table = self.store.get_table(self.n(dbname), self.n(name))
+        if table.tableType == INDEX_TABLE:      # Hive's words (HMSHandler.drop_table_core)
+            raise MetastoreError(f"The table {table.tableName} is an index table. Please do drop index instead.")
         database = self.store.get_database(table.dbName)
         access = self.authorize(session, (database.locationUri, WRITE_ACCESS), (self.table_dir(table), WRITE_ACCESS))
         self.store.drop_table(table.dbName, table.tableName, self.dirs(session, access) if deleteData else None,

@@ -20,6 +20,9 @@ HBase table     row key                          columns
                                                  counter (64-bit)
 ``funcs``       ``<db><function>``               ``i:obj`` Function
 ``stats``       ``<db><table><partition or ''>`` ``c:<column>`` ColumnStatisticsObj per column
+``idxs``        ``<db><base table><index>``      ``i:obj`` a ``Record``: Index (Hive 2 struct)
+                                                 without its SD, SD hash, index table name
+                                                 (``hbase.indexes``)
 ``meta``        ``format``                       ``i:format`` the row format of these tables
 ==============  ===============================  ==========================================
 
@@ -92,6 +95,7 @@ from ..locations import Locations, replace_prefix
 from ..app import HBASE_DEFAULTS
 from ..store import Capabilities, RawStore
 from .hbase import moves, records, rowkey
+from .hbase.indexes import IndexOps
 from .hbase.partition_ops import PartitionOps
 from .hbase.records import RECORD as OBJ, Record, changed as _changed, decode as _decode, encode as _encode, now as _now
 from .hbase.records import shallow as _shallow, string_key as _s
@@ -102,12 +106,12 @@ from .mysql.tables import is_managed
 
 log = logging.getLogger("hopshive.metastore.hbase")
 
-TABLES = {"dbs": "i", "tbls": "i", "parts": "i", "sds": "i", "funcs": "i", "stats": "c", "meta": "i"}
+TABLES = {"dbs": "i", "tbls": "i", "parts": "i", "sds": "i", "funcs": "i", "stats": "c", "meta": "i", "idxs": "i"}
 FORMAT, FORMAT_CELL = b"2", b"i:format"      # 2: UTF-8 partition keys, one-cell records
 SD_CACHE = 4096
 
 
-class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
+class HBaseStore(PartitionOps, IndexOps, StatisticsOps, LockOps, StoreBase, RawStore):
     capabilities = Capabilities(atomic_directories=False, inode_foreign_keys=False)
 
     def __init__(self, db: Database, config: Mapping | None = None):
@@ -317,13 +321,17 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
     def drop_database(self, name: str, dirs, cascade: bool) -> None:
         def work(t):
             db = self._database(t, name)
-            tables = self.get_table_names(name)
+            objects = self._table_objects(t, _s(name))
+            tables = sorted(x.tableName for x in objects)
+            index_tables = {x.tableName for x in objects if x.tableType == "INDEX_TABLE"}
             functions = [k for k, _ in self._scan(t("funcs"), _s(name), rowkey.prefix_successor(_s(name)))]
             if tables and not cascade:
                 raise InvalidOperation(f"Database {name} is not empty. One or more tables exist.")
             if functions and not cascade:
                 raise InvalidOperation(f"Database {name} is not empty. One or more functions exist.")
-            for table in tables:
+            for table in sorted(tables, key=lambda n: n in index_tables):
+                if table in index_tables and not t("tbls").row(_s(name) + _s(table), columns=[OBJ]):
+                    continue            # went with its base table
                 self.drop_table(name, table, dirs)
             for key in functions:
                 t("funcs").delete(key)
@@ -430,6 +438,8 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
                 self._release_sd(t, old_record.sd)
         with self._writing(db_name, name):
             self._hb(work)
+            if (new_table.dbName, new_table.tableName) != (db_name, name):
+                self._rename_indexes(db_name, name, new_table.dbName, new_table.tableName)
 
     def _move_partitions(self, t, old, new, parts, cascade: bool) -> None:
         """Partitions follow a renamed or moved table (new row keys, new locations) and take
@@ -483,6 +493,8 @@ class HBaseStore(PartitionOps, StatisticsOps, LockOps, StoreBase, RawStore):
                         dirs.delete(tx, part_location, table.owner, purge)
             self._dirs(remove)
         with self._writing(db_name, name):
+            self._hb(lambda t: self._table_record(t, db_name, name))
+            self._drop_indexes(db_name, name, dirs, purge)
             self._hb(work)
 
     # ---------------------------------------------------------------- functions

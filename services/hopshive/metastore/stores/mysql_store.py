@@ -15,6 +15,7 @@ from ..store import Capabilities, RawStore
 from .mysql.base import StoreBase
 from .mysql.databases import DatabaseOps
 from .mysql.functions import FunctionOps
+from .mysql.indexes import IndexOps
 from .mysql.locks import LockOps
 from .mysql.partitions import PartitionWrites
 from .mysql.partreads import PartitionReads
@@ -22,7 +23,7 @@ from .mysql.stats import StatsOps
 from .mysql.tables import TableOps
 
 
-class MySQLStore(DatabaseOps, TableOps, PartitionReads, PartitionWrites, FunctionOps, StatsOps, LockOps,
+class MySQLStore(DatabaseOps, TableOps, PartitionReads, PartitionWrites, IndexOps, FunctionOps, StatsOps, LockOps,
                  StoreBase, RawStore):
     capabilities = Capabilities(atomic_directories=True, inode_foreign_keys=True)
 

@@ -3,11 +3,13 @@ rows) can leave behind, and metadata whose directory is gone; repaired on reques
 
 Integrity findings (``find``; all repairable): ``orphan table`` (its database is gone),
 ``orphan partition`` (its table is gone), ``orphan statistics`` (table or partition gone),
-``orphan function`` (database gone), ``descriptor count`` (an SD's reference counter differs
+``orphan function`` (database gone), ``orphan index`` (its base table or index table is
+gone), ``descriptor count`` (an SD's reference counter differs
 from the rows, orphans not counted, that reference it; repaired by setting it), ``unused
 descriptor`` (no reference but a counter above 0 or content: a crash between two writes;
 deleted).  Report only: ``missing descriptor`` (a row references an SD hash that is not
-stored).  Descriptors released in the normal way (counter 0, content emptied: ``records``)
+stored), ``orphan index table`` (an INDEX_TABLE no index names: drop it, or delete its
+directory).  Descriptors released in the normal way (counter 0, content emptied: ``records``)
 are not findings; ``repair`` deletes them too.  Run those when no DDL is in flight: a write
 between the reads can look like an orphan.
 
@@ -104,6 +106,25 @@ def find(store, db=None, locations=None) -> HBaseReport:
             db_name, name = _strings(key, 2)
             if rowkey.encode_string(db_name) not in dbs:
                 report.findings.append(Finding("orphan function", "funcs", key, f"{db_name}.{name}"))
+        indexed_tables = set()
+        for key, data in t("idxs").scan(columns=[OBJ]):
+            db_name, name, index_name = _strings(key, 3)
+            record = Record.of(data)
+            if record is None:            # emptied by a drop that did not get to delete it
+                report.findings.append(Finding("orphan index", "idxs", key, f"{db_name}.{name}.{index_name} (empty)"))
+                continue
+            if (db_name, name) not in tables or (record.name and (db_name, record.name) not in tables):
+                report.findings.append(Finding("orphan index", "idxs", key, f"{db_name}.{name}.{index_name}"
+                                               f" (index table {record.name or 'none'})"))
+                continue
+            indexed_tables.add((db_name, record.name))
+            refs[record.sd] += 1
+        for key, data in t("tbls").scan(columns=[OBJ]):
+            db_name, name = _strings(key, 2)
+            if (db_name, name) in tables and (db_name, name) not in indexed_tables \
+                    and decode(api.Table, Record.of(data).blob).tableType == "INDEX_TABLE":
+                report.findings.append(Finding("orphan index table", "tbls", key, f"{db_name}.{name}",
+                                               repairable=False))
         stored = {}
         for key, data in t("sds").scan():
             stored[key] = int.from_bytes(data.get(REFS, b"\0" * 8), "big", signed=True)
@@ -156,7 +177,7 @@ class Directories:
         return self._id("/".join(c for c in path.split("/") if c)) is not None
 
 
-def _path(locations, uri: str | None) -> str | None:
+def directory_path(locations, uri: str | None) -> str | None:
     """The namespace path of a stored location; None when it is foreign or empty."""
     if not uri:
         return None
@@ -190,7 +211,7 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
         dropped_dbs, dropped_tables, scan = set(), set(), []
         for key, data in t("dbs").scan(columns=[OBJ]):
             database = decode(api.Database, data[OBJ])
-            path = _path(locations, database.locationUri)
+            path = directory_path(locations, database.locationUri)
             if path and path != "/" and _below(path, prefixes) and not dirs.exists(path):
                 add(Finding("database without directory", "dbs", key, f"{database.name} {database.locationUri}",
                             target=(database.name,), path=path))
@@ -198,7 +219,7 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
         for key, data in t("tbls").scan(columns=[OBJ]):
             db_name, name = _strings(key, 2)
             location = Record.of(data).location
-            path = _path(locations, location)
+            path = directory_path(locations, location)
             if db_name in dropped_dbs:
                 continue
             if path and _below(path, prefixes) and not dirs.exists(path):
@@ -212,7 +233,7 @@ def without_directory(store, db, locations, under: Sequence[str] | None = None) 
             for key, data in store._scan(t("parts"), start, stop, columns=[OBJ]):
                 db_name, name = _strings(key, 2)
                 record = Record.of(data)
-                path = _path(locations, record.location)
+                path = directory_path(locations, record.location)
                 if db_name in dropped_dbs or (db_name, name) in dropped_tables or not path \
                         or not _below(path, prefixes) or dirs.exists(path):
                     continue
@@ -228,7 +249,7 @@ def _directory_gone(tx, locations, path: str) -> bool:
     rows name the new place before the move commits: ``moves``).  The moves are read first:
     one recorded before the caller read its row either is still recorded, or has committed,
     and then the directory read after it sees the moved directory."""
-    targets = {_path(locations, uri) for uri in moves.in_flight(tx)}
+    targets = {directory_path(locations, uri) for uri in moves.in_flight(tx)}
     if any(t and _below(path, [t]) for t in targets):
         return False
     return directory_id(tx, path) is None
@@ -249,7 +270,7 @@ def _still_gone(store, db, locations, finding: Finding) -> bool:
             return decode(api.Database, data[OBJ]).locationUri
         return Record.of(data).location
     uri = store._hb(row)
-    return bool(uri) and _path(locations, uri) == finding.path and \
+    return bool(uri) and directory_path(locations, uri) == finding.path and \
         db.run(lambda tx: _directory_gone(tx, locations, finding.path), readonly=True)
 
 

@@ -326,7 +326,9 @@ class PartitionOps:
                 self._dirs(remove)
             return sorted(dropped, key=lambda p: make_part_name(keys, p.values))
         with self._writing(db_name, table_name):
-            return self._hb(work)
+            dropped = self._hb(work)
+            self._drop_index_partitions(db_name, table_name, [p.values for p in dropped], dirs, purge)
+            return dropped
 
 
 def _partial(partial_values: Sequence[str] | None):

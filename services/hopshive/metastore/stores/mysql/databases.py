@@ -67,8 +67,11 @@ class DatabaseOps:
                 raise InvalidOperation(f"Database {name} is not empty. One or more tables exist.")
             if not cascade and tx.query_one("SELECT 1 FROM metastore.FUNCS WHERE DB_ID=%s LIMIT 1", (db_id,)):
                 raise InvalidOperation(f"Database {name} is not empty. One or more functions exist.")
-            for table_name, _ in tables:
-                self._drop_table_tx(tx, name, table_name, dirs, False)
+            for table_name, kind in sorted(tables, key=lambda t: t[1] == "INDEX_TABLE"):
+                # an index table went with its base table; one left by its index goes here
+                if kind != "INDEX_TABLE" or tx.query_one(
+                        "SELECT 1 FROM metastore.TBLS WHERE DB_ID=%s AND TBL_NAME=%s", (db_id, table_name)):
+                    self._drop_table_tx(tx, name, table_name, dirs, False)
             delete_sds(tx, [sd_id])   # cascades to DBS, DATABASE_PARAMS, FUNCS, DB_PRIVS
             if dirs is not None:
                 dirs.delete(tx, location, owner)

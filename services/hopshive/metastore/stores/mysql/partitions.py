@@ -177,21 +177,28 @@ class PartitionWrites:
     def drop_partitions(self, db_name: str, table_name: str, values_list: Sequence[Sequence[str]], dirs,
                         if_exists: bool = False, purge: bool = False) -> list:
         def work(tx):
-            info = self._table_info(tx, db_name, table_name, " FOR UPDATE")
-            names = [info.part_name(self._check_values(info, v)) for v in values_list]
-            found = self._existing(tx, info, names)
-            missing = [n for n in names if n not in found]
-            if missing and not if_exists:
-                raise NoSuchObject(f"partition {missing[0]} of table {db_name}.{table_name} does not exist")
-            rows = [found[n][:2] for n in dict.fromkeys(names) if n in found]
-            dropped = self._load_partitions(
-                tx, info, self._select(tx, info, self._by_ids([r[0] for r in rows]))) if rows else []
-            delete_sds(tx, [sd for _, sd in rows if sd is not None])     # cascades to PARTITIONS and below
-            if dirs is not None:
-                for part in dropped:
-                    self._delete_partition_dir(tx, info, part.sd.location if part.sd else None, dirs, purge)
+            dropped = self._drop_partitions_tx(tx, db_name, table_name, values_list, dirs, if_exists, purge)
+            if dropped:
+                self._drop_index_partitions_tx(tx, db_name, table_name, [p.values for p in dropped], dirs, purge)
             return dropped
         return self._write(work)
+
+    def _drop_partitions_tx(self, tx, db_name: str, table_name: str, values_list: Sequence[Sequence[str]], dirs,
+                            if_exists: bool, purge: bool) -> list:
+        info = self._table_info(tx, db_name, table_name, " FOR UPDATE")
+        names = [info.part_name(self._check_values(info, v)) for v in values_list]
+        found = self._existing(tx, info, names)
+        missing = [n for n in names if n not in found]
+        if missing and not if_exists:
+            raise NoSuchObject(f"partition {missing[0]} of table {db_name}.{table_name} does not exist")
+        rows = [found[n][:2] for n in dict.fromkeys(names) if n in found]
+        dropped = self._load_partitions(
+            tx, info, self._select(tx, info, self._by_ids([r[0] for r in rows]))) if rows else []
+        delete_sds(tx, [sd for _, sd in rows if sd is not None])     # cascades to PARTITIONS and below
+        if dirs is not None:
+            for part in dropped:
+                self._delete_partition_dir(tx, info, part.sd.location if part.sd else None, dirs, purge)
+        return dropped
 
     @staticmethod
     def _delete_partition_dir(tx, info: TableInfo, location: str | None, dirs, purge: bool) -> None:

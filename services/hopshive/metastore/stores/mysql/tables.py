@@ -12,7 +12,7 @@ from ...exceptions import AlreadyExists, InvalidOperation, NoSuchObject
 from ...locations import Locations, replace_prefix
 from .sds import (delete_sds, delete_unused_cds, insert_columns, insert_params, insert_sd, load_params, load_sds,
                   replace_params, same_columns, update_sd)
-from .sql import bit, execute_in, marks, query_in
+from .sql import bit, marks, query_in
 
 MANAGED_TYPES = ("MANAGED_TABLE", "INDEX_TABLE", "MATERIALIZED_VIEW")
 _TABLE_COLUMNS = ("t.TBL_ID, t.DB_ID, t.SD_ID, t.TBL_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.OWNER, t.RETENTION,"
@@ -78,17 +78,20 @@ class TableOps:
 
     # ------------------------------------------------------------------- create
     def create_table(self, table, dirs, create_dir: bool) -> None:
-        def work(tx):
-            db_row = tx.query_one("SELECT DB_ID FROM metastore.DBS WHERE NAME=%s LOCK IN SHARE MODE", (table.dbName,))
-            if db_row is None:
-                raise NoSuchObject(f"Database {table.dbName} does not exist")
-            if tx.query_one("SELECT 1 FROM metastore.TBLS WHERE DB_ID=%s AND TBL_NAME=%s", (db_row[0], table.tableName)):
-                raise AlreadyExists(f"Table {table.dbName}.{table.tableName} already exists")
-            location = table.sd.location if table.sd else None
-            key = dirs.link(tx, location, create=create_dir, foreign_ok=not create_dir)
-            sd_id = insert_sd(tx, table.sd, key)
-            self._insert_table(tx, db_row[0], sd_id, table)
-        self._write(work, duplicate=f"Table {table.dbName}.{table.tableName} already exists")
+        self._write(lambda tx: self._create_table_tx(tx, table, dirs, create_dir),
+                    duplicate=f"Table {table.dbName}.{table.tableName} already exists")
+
+    def _create_table_tx(self, tx, table, dirs, create_dir: bool) -> int:
+        """Create a table (and its directory) in ``tx``; returns its TBL_ID."""
+        db_row = tx.query_one("SELECT DB_ID FROM metastore.DBS WHERE NAME=%s LOCK IN SHARE MODE", (table.dbName,))
+        if db_row is None:
+            raise NoSuchObject(f"Database {table.dbName} does not exist")
+        if tx.query_one("SELECT 1 FROM metastore.TBLS WHERE DB_ID=%s AND TBL_NAME=%s", (db_row[0], table.tableName)):
+            raise AlreadyExists(f"Table {table.dbName}.{table.tableName} already exists")
+        location = table.sd.location if table.sd else None
+        key = dirs.link(tx, location, create=create_dir, foreign_ok=not create_dir)
+        sd_id = insert_sd(tx, table.sd, key)
+        return self._insert_table(tx, db_row[0], sd_id, table)
 
     def _insert_table(self, tx, db_id: int, sd_id: int, table) -> int:
         tx.execute("INSERT INTO metastore.TBLS (CREATE_TIME, DB_ID, LAST_ACCESS_TIME, OWNER, RETENTION, SD_ID,"
@@ -237,13 +240,13 @@ class TableOps:
 
     def _drop_table_tx(self, tx, db_name: str, name: str, dirs, purge: bool) -> None:
         row = self._table_row(tx, db_name, name, " FOR UPDATE")
+        self._drop_indexes_tx(tx, row.tbl_id, dirs, purge)   # index tables are managed, whatever the base
         if not is_managed(row.table_type):
             dirs = None          # external tables and views keep their data
         table_location = tx.query_one("SELECT LOCATION FROM metastore.SDS WHERE SD_ID=%s", (row.sd_id,))
         table_location = table_location[0] if table_location else None
         parts = tx.query("SELECT p.SD_ID, s.LOCATION FROM metastore.PARTITIONS p"
                          " LEFT JOIN metastore.SDS s ON s.SD_ID=p.SD_ID WHERE p.TBL_ID=%s", (row.tbl_id,))
-        execute_in(tx, "DELETE FROM metastore.IDXS WHERE ORIG_TBL_ID IN ({})", [row.tbl_id])
         delete_sds(tx, [sd for sd, _ in parts if sd is not None])
         tx.execute("DELETE FROM metastore.PARTITIONS WHERE TBL_ID=%s", (row.tbl_id,))
         if row.sd_id is not None:
