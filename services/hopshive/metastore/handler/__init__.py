@@ -6,9 +6,10 @@ from .databases import DatabaseCalls
 from .misc import MiscCalls
 from .partitions import PartitionCalls
 from .tables import TableCalls
+from .tokens import TokenCalls
 
 
-class Handler(DatabaseCalls, TableCalls, PartitionCalls, MiscCalls, HandlerBase):
+class Handler(DatabaseCalls, TableCalls, PartitionCalls, MiscCalls, TokenCalls, HandlerBase):
     pass
 
 
