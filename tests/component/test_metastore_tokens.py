@@ -17,26 +17,20 @@ from thrift.Thrift import TApplicationException
 from thrift.transport.TTransport import TTransportException
 
 from hopshive.security.secrets import SecretManager, TokenPolicy
-from hopshive.security.tokens import Token
+from hopshive.security.tokens import HIVE_KIND, Token, credentials_file
 from tests.support.hms import database, table
-from tests.support.metastore import InThreadMetastore, settings, thrift_client
-from tests.support.metastore_fixtures import FAKE_NAMENODE
-from tests.support.token_clients import JavaMetastoreClient
+from tests.support.metastore import MetastoreProcess, settings, thrift_client
+from tests.support.metastore_fixtures import FAKE_NAMENODE, running, start_in_thread
+from tests.support.token_clients import SIGNATURE, JavaMetastoreClient
 
 pytestmark = pytest.mark.metastore
 PROXY = "hopshive-sql"
 ALICE_DB = "/user/hive/warehouse/alice_db.db"
 
 
-def start(db, mode: str = "token") -> InThreadMetastore:
-    return InThreadMetastore(settings(db.config, FAKE_NAMENODE, security=mode, proxy_users=[PROXY])).start()
-
-
 @pytest.fixture
 def metastore(db):
-    server = start(db)
-    yield server
-    server.stop()
+    yield from running(db, security="token", proxy_users=[PROXY])
 
 
 @pytest.fixture
@@ -187,7 +181,7 @@ def test_token_calls(metastore, secrets):
 
 
 def test_simple_mode_believes_set_ugi_and_issues_no_token(db, secrets):
-    server = start(db, "simple")
+    server = start_in_thread(db, security="simple", proxy_users=[PROXY])
     try:
         with thrift_client(server.port, user="bob") as hms:
             hms.create_database(database("bobs"))
@@ -201,18 +195,33 @@ def test_simple_mode_believes_set_ugi_and_issues_no_token(db, secrets):
         server.stop()
 
 
+@pytest.mark.parametrize("mode", ["token", "simple"])
+def test_the_service_starts_in_either_mode_and_says_when_it_is_insecure(mariadb, db, tmp_path, secrets, mode):
+    """The real hopshive-metastore process; its health probe passes in token mode too (it
+    takes the SASL refusal as an answer)."""
+    process = MetastoreProcess(tmp_path / mode, settings(mariadb.config, FAKE_NAMENODE, security=mode)).start()
+    try:
+        with connect(process, secrets.issue("alice")) as hms:
+            assert "default" in hms.get_all_databases()
+    finally:
+        assert process.stop() == 0, process.log_tail()
+    assert ("INSECURE: security.mode is simple" in process.log_tail(100_000)) == (mode == "simple")
+
+
 # ------------------------------------------------------------------ bad input
 def _raw(metastore, data: bytes, wait: float = 5.0) -> bytes:
     """Send ``data``, half-close, return all the server answered before it closed (a reset
-    is a close: the server does not read what is not Thrift)."""
+    is a close: the server does not read what is not Thrift); it must close within ``wait``."""
     answer = b""
     with socket.create_connection(("127.0.0.1", metastore.port), timeout=wait) as sock:
-        sock.sendall(data)
-        sock.shutdown(socket.SHUT_WR)
         try:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
             while chunk := sock.recv(4096):
                 answer += chunk
-        except ConnectionResetError:
+        except TimeoutError:
+            raise
+        except OSError:         # reset, or closed before we finished sending
             pass
     return answer
 
@@ -254,3 +263,36 @@ def test_bad_handshakes_close_only_their_connection(metastore, secrets, data, an
     assert [(status, payload[:len(expected)]) for (status, payload), (_, expected) in zip(frames, answer)] == answer
     assert len(frames) == len(answer), frames
     still_serves(metastore, secrets)
+
+
+# ------------------------------------------------------------------ Spark
+@pytest.mark.spark
+def test_spark_with_a_token_file_uses_the_token_mode_metastore(db, namenode, secrets, tmp_path):
+    """PySpark's built-in Hive client with only the three settings a user adds: SASL on, the
+    token signature, the credentials file."""
+    from tests.support.spark_workload import SparkProcess
+
+    server = start_in_thread(db, security="token", warehouse=f"webhdfs://{namenode.address}/user/hive/warehouse",
+                             namespace_uris=[f"webhdfs://{namenode.address}"])
+    token_file = tmp_path / "alice.token"
+    token_file.write_bytes(credentials_file({"hive": secrets.issue("alice").labelled(HIVE_KIND, SIGNATURE)}))
+    spark = SparkProcess(["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{server.port}",
+                          "--warehouse", f"webhdfs://{namenode.address}/user/hive/warehouse",
+                          "--conf", "spark.hadoop.hive.metastore.sasl.enabled=true",
+                          "--conf", f"spark.hadoop.hive.metastore.token.signature={SIGNATURE}"],
+                         tmp_path / "spark.log", env={"HADOOP_TOKEN_FILE_LOCATION": str(token_file),
+                                                      "HADOOP_USER_NAME": "alice"})
+    statements = ["SHOW DATABASES", "CREATE DATABASE tok", "CREATE TABLE tok.t (a INT, b STRING) STORED AS PARQUET",
+                  "INSERT INTO tok.t VALUES (1, 'x'), (2, 'y')", "SELECT * FROM tok.t", "SHOW DATABASES"]
+    try:
+        results = spark.run({"all": statements}, timeout=600)["all"]
+    finally:
+        spark.close()
+        server.stop()
+    assert results == {
+        "SHOW DATABASES": [["default"], ["tok"]],       # the last one: the first saw only default
+        "CREATE DATABASE tok": [], "CREATE TABLE tok.t (a INT, b STRING) STORED AS PARQUET": [],
+        "INSERT INTO tok.t VALUES (1, 'x'), (2, 'y')": [], "SELECT * FROM tok.t": [["1", "x"], ["2", "y"]],
+    }, spark.log_tail()
+    with db.transaction() as tx:
+        assert tx.query("SELECT OWNER FROM metastore.TBLS WHERE TBL_NAME='t'") == [("alice",)]
