@@ -91,6 +91,23 @@ def test_hive_client_with_a_forged_token_is_refused(metastore, secrets, java_cli
     assert "wrong password" in lines[0] or "SASL" in lines[0], lines
 
 
+def test_hive_client_token_calls(metastore, secrets, java_client):
+    """Hive's client gets, renews and cancels tokens of a service account; Hadoop's Token and
+    Hive's DelegationTokenIdentifier read what it gets."""
+    service = java_client.token_file(secrets.issue(PROXY), "service")
+    code, lines = java_client.run(metastore.port, service, f"token:bob:{PROXY}", f"renew:bob:{PROXY}",
+                                  f"cancel:bob:{PROXY}")
+    assert code == 1 and lines[:3] == [
+        f"token kind=HIVE_DELEGATION_TOKEN service= owner=bob renewer={PROXY} realUser={PROXY} lifetime=7d",
+        "renewed for 23 h", "cancelled"], lines
+    assert lines[3].startswith("ERROR org.apache.hadoop.hive.metastore.api.MetaException: token (owner=bob, "), lines
+    assert lines[3].endswith("can't be found: it was cancelled or has expired"), lines
+
+    code, lines = java_client.run(metastore.port, java_client.token_file(secrets.issue("alice"), "alice"),
+                                  "token:alice:alice")
+    assert code == 1 and "cannot be used to get another" in lines[0], lines
+
+
 def test_hive_client_without_its_token_signature_gets_no_connection(metastore, secrets, java_client):
     """A token for another signature is not selected: the client falls back to Kerberos,
     which it has no ticket for."""

@@ -46,5 +46,5 @@ class JavaMetastoreClient:
         done = subprocess.run(["java", "-Xmx256m", "-cp", self.classpath, "MetastoreTokenClient",
                                f"thrift://127.0.0.1:{port}", signature, *actions],
                               capture_output=True, text=True, timeout=timeout, env=env, cwd=self.work)
-        lines = [line for line in done.stdout.splitlines() if line.startswith(("databases ", "table ", "ERROR "))]
+        lines = [line for line in done.stdout.splitlines() if line.startswith(("databases ", "table ", "token ", "renewed ", "cancelled", "ERROR "))]
         return done.returncode, lines or [done.stdout[-2000:] + done.stderr[-2000:]]

@@ -19,7 +19,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from ..security.sasl import START, SaslRejected, negotiate
+from ..security.sasl import START, SaslRejected, Stream, negotiate
 from .exceptions import Server2Error
 
 log = logging.getLogger("hopshive.server2")
@@ -30,7 +30,7 @@ class ConnectionContext(threading.local):
 
     peer: str = ""          # host:port
     address: str = ""       # host
-    identity = None
+    identity: object = None
     sessions: list = []
 
 
@@ -83,7 +83,7 @@ class PlainMechanism:
         return b""
 
 
-def sasl_plain(sock: socket.socket, authenticate: Callable[[str, str, str], object], client: str) -> object:
+def sasl_plain(sock: Stream, authenticate: Callable[[str, str, str], object], client: str) -> object:
     """Run the PLAIN handshake; returns what ``authenticate(user, password, client)`` returned."""
     mechanism = negotiate(sock, {"PLAIN": lambda: PlainMechanism(authenticate, client)})
     assert isinstance(mechanism, PlainMechanism)
