@@ -12,8 +12,8 @@ from pymetastore.hive_metastore import ttypes as h3
 from hopshive.metastore.api import api
 from tests.support.authorization import victim_objects, write_calls
 from tests.support.hms import index
-from tests.support.metastore import InThreadMetastore, settings, thrift_client
-from tests.support.metastore_fixtures import FAKE_NAMENODE, partition, table
+from tests.support.metastore import thrift_client
+from tests.support.metastore_fixtures import FAKE_NAMENODE, partition, running, start_in_thread, table
 
 pytestmark = pytest.mark.metastore
 ROOT_URI = f"webhdfs://{FAKE_NAMENODE}"
@@ -24,15 +24,9 @@ SNAPSHOT_TABLES = ("metastore.DBS", "metastore.DATABASE_PARAMS", "metastore.TBLS
                    "metastore.TAB_COL_STATS", "metastore.IDXS", "metastore.INDEX_PARAMS", "hops.hdfs_inodes")
 
 
-def start(db, **metastore):
-    return InThreadMetastore(settings(db.config, FAKE_NAMENODE, **metastore)).start()
-
-
 @pytest.fixture
 def metastore(db):
-    server = start(db)
-    yield server
-    server.stop()
+    yield from running(db)
 
 
 @pytest.fixture
@@ -201,7 +195,7 @@ def test_superusers_bypass_the_checks(alice_db, clients, fs):
 
 
 def test_the_switch_turns_it_off(db, fs):
-    server = start(db, storage_authorization=False)
+    server = start_in_thread(db, storage_authorization=False)
     try:
         with thrift_client(server.port, user="alice") as alice, thrift_client(server.port, user="bob") as bob:
             alice.create_database(api.Database(name="open_db", locationUri=None, parameters={}))

@@ -21,9 +21,12 @@ from tests.support.service_process import ServiceProcess
 
 SERVICE_USER = "hive"
 
-def settings(database: dict, namenode_address: str, **metastore) -> dict:
-    """A full metastore configuration for tests (namespace superusers as the namenode's)."""
+def settings(database: dict, namenode_address: str, security: str = "simple", **metastore) -> dict:
+    """A full metastore configuration for tests (namespace superusers as the namenode's).
+    ``security`` is the metastore's security.mode: "simple" for the suites that say who
+    they are with set_ugi; "token" (the service's default) for the authentication tests."""
     config = load_config(DEFAULTS, environ={})
+    config["security"]["mode"] = security
     config["log_level"] = "debug" if os.environ.get("HOPSHIVE_TEST_DEBUG") else "info"
     config["database"] = dict(database)
     config["metastore"].update(

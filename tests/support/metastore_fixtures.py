@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import pytest
 
+from typing import Iterator
+
 from tests.support.hms import columns, partition, table  # noqa: F401 (re-exported for the test modules)
 from tests.support.metastore import InThreadMetastore, settings, thrift_client
 
 FAKE_NAMENODE = "127.0.0.1:1"   # in-thread tests: the metastore writes the namespace itself
 WAREHOUSE = f"webhdfs://{FAKE_NAMENODE}/user/hive/warehouse"
+
+
+def start_in_thread(db, **metastore) -> InThreadMetastore:
+    """A metastore in this process on ``db`` with these ``metastore`` settings (and
+    ``security``, the mode)."""
+    return InThreadMetastore(settings(db.config, FAKE_NAMENODE, **metastore)).start()
+
+
+def running(db, **metastore) -> Iterator[InThreadMetastore]:
+    """For a fixture: ``yield from running(db, ...)``."""
+    server = start_in_thread(db, **metastore)
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -11,7 +11,11 @@ from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database
 from ..namespace.liveness import Liveness
 from ..namespace.namespace import Namespace
+from ..security.digest_md5 import DigestMD5Server
+from ..security.sasl import Mechanism
+from ..security.secrets import SecretManager, TokenPolicy
 from .api import api
+from .authentication import Authenticator, SecuritySettings
 from .authorization import Authorizer
 from .exceptions import AlreadyExists, NoSuchObject
 from .handler import Handler, Session
@@ -49,6 +53,9 @@ DEFAULTS = {
         # drop it.  Off only for trusted single-user setups.
         "storage_authorization": True,
         "admin_users": ["hive"],            # Hive admins: bypass authorization, as superusers do
+        # Service accounts whose set_ugi is honoured on an authenticated connection (any user
+        # but a superuser or admin; Hive's hadoop.proxyuser rules) and who may get tokens.
+        "proxy_users": [],
         "anonymous_user": "anonymous",      # who a connection is before (or without) set_ugi
         "use_trash": False,                 # like Hive with fs.trash.interval=0; ifPurge always skips it
         "lock_timeout": 300.0,              # seconds without heartbeat before a Hive lock expires
@@ -62,6 +69,12 @@ DEFAULTS = {
         "metrics": True,
         "metrics_port": None,
     },
+    # mode token: only SASL DIGEST-MD5 with a delegation token; simple: set_ugi is believed
+    # (an insecure opt-out, logged at start).  See hopshive.metastore.authentication.  Token
+    # lifetimes in seconds (hopshive.security.secrets.TokenPolicy), as the namenodes', which
+    # share the tokens.
+    "security": {"mode": "token", "renew_interval": 86_400.0, "max_lifetime": 604_800.0,
+                 "key_update_interval": 86_400.0, "cache_seconds": 5.0},
     # The HBase store (metastore.backend: hbase): its Thrift1 server and table names.
     "hbase": dict(HBASE_DEFAULTS),
     "namespace": {                          # must match the namenodes' settings
@@ -71,6 +84,12 @@ DEFAULTS = {
         "data_dir": os.path.join(tempfile.gettempdir(), "hopshive-metastore-noblocks"),
     },
 }
+
+
+def _new_session(peer: tuple, mechanism: Mechanism | None) -> Session:
+    if isinstance(mechanism, DigestMD5Server) and mechanism.principal is not None:
+        return Session(peer, authenticated=mechanism.principal.user)
+    return Session(peer)
 
 
 class Metastore:
@@ -86,13 +105,17 @@ class Metastore:
         self.warehouse = Warehouse(namespace, locations, ms["service_user"], ms["do_as_client"], ms["use_trash"])
         self.store = backend(ms["backend"]).open(self.db, config)
         authorizer = Authorizer(namespace, locations, bool(ms["storage_authorization"]), ms["admin_users"])
-        self.handler = Handler(self.store, self.warehouse, authorizer, {
+        self.authenticator = Authenticator(
+            SecuritySettings.from_config(config), SecretManager(self.db, TokenPolicy.from_config(config["security"])),
+            lambda user: namespace.caller(user).superuser or user in ms["admin_users"])
+        self.handler = Handler(self.store, self.warehouse, authorizer, self.authenticator, {
             "lock_timeout": float(ms["lock_timeout"]), "uris": f"thrift://{ms['bind']}:{ms['port']}",
             "anonymous_user": ms["anonymous_user"]})
         concurrent = int(ms["max_concurrent_calls"]) or max(1, int(config["database"]["pool_size"]) - 1)
         self.metrics = CallMetrics()
-        self.server = ThriftServer(sock, Processor(self.handler, self.metrics), lambda peer: Session(peer), concurrent,
-                                   int(ms["max_connections"]), float(ms["read_timeout"]))
+        self.server = ThriftServer(sock, Processor(self.handler, self.metrics), _new_session, concurrent,
+                                   int(ms["max_connections"]), float(ms["read_timeout"]),
+                                   self.authenticator.mechanisms(), self.authenticator.refusal)
 
     def bootstrap(self) -> None:
         """Make the warehouse directory and the `default` database when missing."""

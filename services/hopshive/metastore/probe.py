@@ -1,6 +1,10 @@
 """Health probe: ``python -m hopshive.metastore.probe [--host H] [--port N]`` connects,
 calls get_database('default') and exits 0 when it answers (1 otherwise, with the reason on
-stderr).  Ansible's metastore role and the harness use it after a (re)start."""
+stderr).  Ansible's metastore role and the harness use it after a (re)start.
+
+A metastore in security mode ``token`` answers a connection without SASL with its refusal
+(hopshive.metastore.authentication.REFUSAL): that answer counts as healthy, although it
+proves less (the Thrift server is up; its database was not asked)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,10 @@ import sys
 
 from pymetastore.hive_metastore import ThriftHiveMetastore
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TTransport
+
+from .authentication import REFUSAL
 
 
 def probe(host: str, port: int, timeout: float = 5.0) -> int:
@@ -22,6 +29,8 @@ def probe(host: str, port: int, timeout: float = 5.0) -> int:
         client.get_database("default")
         return 0
     except Exception as exc:  # noqa: BLE001 -- any failure is "unhealthy"
+        if isinstance(exc, TApplicationException) and exc.message == REFUSAL:
+            return 0
         print(f"metastore {host}:{port} is not healthy: {exc!r}", file=sys.stderr)
         return 1
     finally:

@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         if port is not None:
             directory = metrics.use_directory()
         bootstrap = Metastore(config, sock)
+        bootstrap.authenticator.announce()
         bootstrap.bootstrap()
         bootstrap.store.close()
     except (BackendError, ValueError) as exc:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-import struct
 import threading
 from typing import Callable
 
@@ -20,11 +19,10 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
+from ..security.sasl import START, SaslRejected, Stream, negotiate
 from .exceptions import Server2Error
 
 log = logging.getLogger("hopshive.server2")
-START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
-MAX_SASL_FRAME = 64 * 1024
 
 
 class ConnectionContext(threading.local):
@@ -32,7 +30,7 @@ class ConnectionContext(threading.local):
 
     peer: str = ""          # host:port
     address: str = ""       # host
-    identity = None
+    identity: object = None
     sessions: list = []
 
 
@@ -62,48 +60,34 @@ class _Replayed:
         return getattr(self._sock, name)
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise EOFError("connection closed during the SASL handshake")
-        data += chunk
-    return data
+class PlainMechanism:
+    """SASL PLAIN (``[authzid]\\0user\\0password``), checked by ``authenticate(user,
+    password, client)``; a Server2Error from it refuses the client."""
+
+    def __init__(self, authenticate: Callable[[str, str, str], object], client: str):
+        self.authenticate = authenticate
+        self.client = client
+        self.complete = False
+        self.identity: object = None
+
+    def evaluate(self, response: bytes) -> bytes:
+        parts = response.split(b"\0")
+        if len(parts) != 3:
+            raise SaslRejected("malformed PLAIN message")
+        user, password = parts[1].decode("utf-8", "replace"), parts[2].decode("utf-8", "replace")
+        try:
+            self.identity = self.authenticate(user, password, self.client)
+        except Server2Error as exc:
+            raise SaslRejected(str(exc)) from exc
+        self.complete = True
+        return b""
 
 
-def _sasl_frame(sock: socket.socket) -> tuple[int, bytes]:
-    status, length = struct.unpack(">BI", _recv_exact(sock, 5))
-    if length > MAX_SASL_FRAME:
-        raise EOFError(f"SASL frame of {length} bytes")
-    return status, _recv_exact(sock, length)
-
-
-def _send_sasl(sock: socket.socket, status: int, payload: bytes) -> None:
-    sock.sendall(struct.pack(">BI", status, len(payload)) + payload)
-
-
-def sasl_plain(sock: socket.socket, authenticate: Callable[[str, str, str], object], client: str) -> object:
+def sasl_plain(sock: Stream, authenticate: Callable[[str, str, str], object], client: str) -> object:
     """Run the PLAIN handshake; returns what ``authenticate(user, password, client)`` returned."""
-    status, mechanism = _sasl_frame(sock)
-    if status != START or mechanism.strip() != b"PLAIN":
-        _send_sasl(sock, BAD, b"only the PLAIN SASL mechanism is supported")
-        raise EOFError(f"unsupported SASL start {status} {mechanism[:20]!r}")
-    status, payload = _sasl_frame(sock)
-    if status not in (OK, COMPLETE):
-        raise EOFError(f"unexpected SASL status {status}")
-    parts = payload.split(b"\0")
-    if len(parts) != 3:
-        _send_sasl(sock, BAD, b"malformed PLAIN message")
-        raise EOFError("malformed PLAIN message")
-    user, password = parts[1].decode("utf-8", "replace"), parts[2].decode("utf-8", "replace")
-    try:
-        result = authenticate(user, password, client)
-    except Server2Error as exc:
-        _send_sasl(sock, BAD, str(exc).encode())
-        raise EOFError(f"authentication failed: {exc}") from exc
-    _send_sasl(sock, COMPLETE, b"")
-    return result
+    mechanism = negotiate(sock, {"PLAIN": lambda: PlainMechanism(authenticate, client)})
+    assert isinstance(mechanism, PlainMechanism)
+    return mechanism.identity
 
 
 class ThriftServer:

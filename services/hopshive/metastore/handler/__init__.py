@@ -7,9 +7,10 @@ from .indexes import IndexCalls
 from .misc import MiscCalls
 from .partitions import PartitionCalls
 from .tables import TableCalls
+from .tokens import TokenCalls
 
 
-class Handler(DatabaseCalls, TableCalls, PartitionCalls, IndexCalls, MiscCalls, HandlerBase):
+class Handler(DatabaseCalls, TableCalls, PartitionCalls, IndexCalls, MiscCalls, TokenCalls, HandlerBase):
     pass
 
 

@@ -6,6 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..authentication import Authenticator
 from ..authorization import READ_ACCESS, WRITE_ACCESS, Access, Authorizer
 from ..exceptions import InvalidInput
 from ..locations import Locations
@@ -37,8 +38,11 @@ META_CONF = {
 
 @dataclass
 class Session:
-    """One client connection: who it is (``set_ugi``) and its metaconf overrides."""
+    """One client connection: who it proved to be (``authenticated``: the owner of its SASL
+    delegation token, None without SASL), whom it acts for (``set_ugi``) and its metaconf
+    overrides."""
     peer: tuple
+    authenticated: str | None = None
     user: str | None = None
     groups: list = field(default_factory=list)
     meta_conf: dict = field(default_factory=dict)
@@ -46,19 +50,22 @@ class Session:
 
 
 class HandlerBase:
-    def __init__(self, store: RawStore, warehouse: Warehouse, authorizer: Authorizer, settings: dict):
+    def __init__(self, store: RawStore, warehouse: Warehouse, authorizer: Authorizer, authenticator: Authenticator,
+                 settings: dict):
         self.store = store
         self.warehouse = warehouse
         self.authorizer = authorizer
+        self.authenticator = authenticator
         self.locations: Locations = warehouse.locations
         self.settings = settings
         self.started = int(time.time())
         self._lock = threading.Lock()
 
     def user(self, session: Session) -> str:
-        """Who calls: the ``set_ugi`` user; a connection that never sent one is anonymous
-        (not the service, which would make it an administrator)."""
-        return session.user or self.settings["anonymous_user"]
+        """Who calls: the ``set_ugi`` user (checked by ``set_ugi`` on an authenticated
+        connection), else the authenticated one; a connection with neither is anonymous (not
+        the service, which would make it an administrator)."""
+        return session.user or session.authenticated or self.settings["anonymous_user"]
 
     def access(self, session: Session) -> Access:
         return self.authorizer.for_user(self.user(session))

@@ -15,6 +15,10 @@ ALIVE = 2  # fb303 fb_status.ALIVE
 class MiscCalls:
     # ---------------------------------------------------------- session and conf
     def set_ugi(self, session, user_name, group_names):
+        """Believed as said without authentication (simple mode); on an authenticated
+        connection only within the proxy-user rules (``authentication``)."""
+        if session.authenticated is not None:
+            self.authenticator.check_act_for(session.authenticated, user_name)
         session.user, session.groups = user_name, list(group_names or [])
         return session.groups
 

@@ -2,9 +2,13 @@
 idle between calls, as Hive's TThreadPoolServer assumes), at most ``max_concurrent`` calls
 running at once, the accelerated binary protocol, and a graceful stop.
 
-The transport is detected per connection: unframed binary (what Hive, Spark and pyiceberg
-send) or framed binary.  Bytes that are neither, or a message the protocol cannot decode,
-close that connection only.  On ``stop`` the listener closes, idle connections are closed
+The transport is detected per connection: SASL (first byte START: Hive's and Spark's client
+with ``hive.metastore.sasl.enabled``; the handshake runs the mechanisms the server was given,
+then the stream is framed), unframed binary (what Hive, Spark and pyiceberg send without
+SASL) or framed binary.  When SASL is required, an unframed or framed connection gets its
+first call answered with a TApplicationException that says so, and is closed.  Bytes that
+are none of these, a failed handshake, or a message the protocol cannot decode close that
+connection only.  On ``stop`` the listener closes, idle connections are closed
 and calls in progress finish (up to the grace period).
 """
 
@@ -18,15 +22,18 @@ import time
 from typing import Callable
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport.TTransport import TBufferedTransport, TFramedTransport, TTransportBase, TTransportException
 
 from ...core.service import accepted
+from ...security.sasl import MAX_FRAME, START, Mechanism, SaslError, negotiate
 
 log = logging.getLogger(__name__)
 
 STRING_LIMIT = 256 * 1024 * 1024
 CONTAINER_LIMIT = 10_000_000
 POLL = 0.5
+HANDSHAKE_TIMEOUT = 30.0
 
 
 class SocketTransport(TTransportBase):
@@ -64,12 +71,33 @@ def _buffered(transport) -> bool:
     return buf.tell() < len(buf.getbuffer())
 
 
+def _drain(conn: socket.socket) -> None:
+    """Close our side, then read what the client had already sent (a SASL client sends its
+    first response with START): closing with unread input resets the connection, and the
+    client would lose the reason it was sent."""
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(1.0)
+        for _ in range(16):
+            if not conn.recv(65536):
+                break
+    except OSError:
+        pass
+
+
 class ThriftServer:
-    def __init__(self, sock: socket.socket, processor, new_session: Callable[[tuple], object],
-                 max_concurrent: int = 16, max_connections: int = 1000, read_timeout: float = 600.0):
+    """``new_session(address, mechanism)`` makes a connection's session; ``mechanism`` is the
+    completed SASL mechanism (who the client proved to be), None without SASL.  With
+    ``sasl_required`` set, ``sasl_refusal`` is the message a connection without SASL gets."""
+
+    def __init__(self, sock: socket.socket, processor, new_session: Callable[[tuple, Mechanism | None], object],
+                 max_concurrent: int = 16, max_connections: int = 1000, read_timeout: float = 600.0,
+                 sasl: dict[str, Callable[[], Mechanism]] | None = None, sasl_refusal: str | None = None):
         self.sock = sock
         self.processor = processor
         self.new_session = new_session
+        self.sasl = sasl or {}
+        self.sasl_refusal = sasl_refusal
         self.calls = threading.BoundedSemaphore(max_concurrent)
         self.max_connections = max_connections
         self.read_timeout = read_timeout
@@ -112,8 +140,9 @@ class ThriftServer:
                 return True
         return False
 
-    def _transport(self, conn: socket.socket):
-        """Buffered (unframed) or framed, from the first bytes; None for garbage."""
+    @staticmethod
+    def _kind(conn: socket.socket) -> str | None:
+        """"buffered" (unframed), "framed", "sasl" from the first bytes; None for garbage."""
         deadline = time.monotonic() + 5.0
         head = b""
         while len(head) < 6 and time.monotonic() < deadline:
@@ -121,12 +150,27 @@ class ThriftServer:
             if not head:
                 return None
             if head[:1] == b"\x80":
-                return TBufferedTransport(SocketTransport(conn), 65536)
+                return "buffered"
             if len(head) < 6:
                 time.sleep(0.01)
-        if len(head) >= 6 and head[4:6] == b"\x80\x01" and int.from_bytes(head[:4], "big") <= STRING_LIMIT:
-            return TFramedTransport(SocketTransport(conn))
+        if len(head) < 6:
+            return None
+        if head[4:6] == b"\x80\x01" and int.from_bytes(head[:4], "big") <= STRING_LIMIT:
+            return "framed"
+        if head[0] == START and int.from_bytes(head[1:5], "big") <= MAX_FRAME:
+            return "sasl"
         return None
+
+    def _refuse(self, protocol: TBinaryProtocolAccelerated, peer: str) -> None:
+        """Answer the first call with why it is refused; nothing is served."""
+        name, _, seqid = protocol.readMessageBegin()
+        protocol.skip(TType.STRUCT)
+        protocol.readMessageEnd()
+        log.warning("refused a connection without SASL", extra={"peer": peer, "method": name[:100]})
+        protocol.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+        TApplicationException(TApplicationException.UNKNOWN, self.sasl_refusal).write(protocol)
+        protocol.writeMessageEnd()
+        protocol.trans.flush()
 
     def _connection(self, conn: socket.socket, address: tuple) -> None:
         peer = f"{address[0]}:{address[1]}"
@@ -135,18 +179,32 @@ class ThriftServer:
             conn.settimeout(self.read_timeout)
             if not self._wait_readable(conn):
                 return
-            transport = self._transport(conn)
-            if transport is None:
+            kind = self._kind(conn)
+            if kind is None:
                 log.warning("closing a connection that does not speak Thrift binary", extra={"peer": peer})
                 return
+            mechanism = None
+            if kind == "sasl":
+                conn.settimeout(min(HANDSHAKE_TIMEOUT, self.read_timeout))
+                mechanism = negotiate(conn, self.sasl)
+                conn.settimeout(self.read_timeout)
+            transport = TBufferedTransport(SocketTransport(conn), 65536) if kind == "buffered" \
+                else TFramedTransport(SocketTransport(conn))
             protocol = TBinaryProtocolAccelerated(transport, string_length_limit=STRING_LIMIT,
                                                   container_length_limit=CONTAINER_LIMIT, fallback=True)
-            session = self.new_session(address)
+            if mechanism is None and self.sasl_refusal is not None:
+                self._refuse(protocol, peer)
+                return
+            session = self.new_session(address, mechanism)
             while not self.stopping.is_set():
                 if not _buffered(transport) and not self._wait_readable(conn):
                     break
                 with self.calls:
                     self.processor.process(protocol, protocol, session)
+        except SaslError as exc:
+            log.warning("closing a connection that failed SASL authentication", extra={"peer": peer,
+                                                                                       "reason": str(exc)})
+            _drain(conn)
         except TTransportException as exc:
             if exc.type != TTransportException.END_OF_FILE:
                 log.info("connection closed", extra={"peer": peer, "reason": str(exc)})
