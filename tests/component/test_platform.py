@@ -5,6 +5,7 @@ the metastore."""
 from __future__ import annotations
 
 import http.client
+from typing import Callable
 from urllib.parse import urlencode
 
 import pytest
@@ -99,45 +100,58 @@ def test_admin_api_is_for_admins_only(platform):
     assert login(platform, "fay@example.org", PASSWORD).status_code == 200
 
 
+Status = Callable[..., requests.Response]     # (path, user="hdfs") -> GETFILESTATUS as that user
+
+
 def test_project_lifecycle(platform, platform_stack):
-    nn, db = platform_stack["namenode"], platform_stack["db"]
-    add_user(platform, "gil@example.org")
-    add_user(platform, "hal@example.org")
-    created = platform.cli("project", "create", "sales", "--owner", "gil@example.org")
+    nn = platform_stack["namenode"]
+    check_project_lifecycle(platform, platform_stack["db"], lambda path, user="hdfs": status(nn, path, user))
+
+
+def check_project_lifecycle(platform, db, status: Status, name: str = "sales") -> None:
+    """Create, add a member, remove them, delete, through the CLI; ``status`` looks at the
+    namespace as a user (shared with test_platform_secure.py, where it proves who with a token)."""
+    owner, member = "gil@example.org", "hal@example.org"
+    owner_user, member_user = f"{name}__gil", f"{name}__hal"
+    add_user(platform, owner)
+    add_user(platform, member)
+    created = platform.cli("project", "create", name, "--owner", owner)
     assert created.returncode == 0, created.stderr + platform.log_tail()
-    project_dir = status(nn, "/Projects/sales").json()["FileStatus"]
-    database_dir = status(nn, "/user/hive/warehouse/sales.db").json()["FileStatus"]
+    project_dir = status(f"/Projects/{name}").json()["FileStatus"]
+    database_dir = status(f"/user/hive/warehouse/{name}.db").json()["FileStatus"]
     for found in (project_dir, database_dir):
-        assert (found["owner"], found["group"], found["permission"]) == ("sales__gil", "sales", "770")
+        assert (found["owner"], found["group"], found["permission"]) == (owner_user, name, "770")
     # the Hive admin made the database but cannot read it after the hand-over
-    assert status(nn, "/user/hive/warehouse/sales.db/x", user="hive").status_code == 403
-    assert status(nn, "/Projects").json()["FileStatus"]["permission"] == "755"    # members must get through
-    home = status(nn, "/user/sales__gil").json()["FileStatus"]
-    assert (home["owner"], home["group"], home["permission"]) == ("sales__gil", "sales", "700")
+    assert status(f"/user/hive/warehouse/{name}.db/x", user="hive").status_code == 403
+    assert status("/Projects").json()["FileStatus"]["permission"] == "755"    # members must get through
+    home = status(f"/user/{owner_user}").json()["FileStatus"]
+    assert (home["owner"], home["group"], home["permission"]) == (owner_user, name, "700")
 
     def members() -> set:
         with db.transaction() as tx:
             return {r[0] for r in tx.query(
                 "SELECT u.name FROM hops.hdfs_users_groups ug JOIN hops.hdfs_users u ON u.id=ug.user_id"
-                " JOIN hops.hdfs_groups g ON g.id=ug.group_id WHERE g.name='sales'")}
-    assert members() == {"sales__gil"}
-    added = platform.cli("project", "add-member", "sales", "hal@example.org", "--role", "Data scientist")
+                " JOIN hops.hdfs_groups g ON g.id=ug.group_id WHERE g.name=%s", (name,))}
+    assert members() == {owner_user}
+    added = platform.cli("project", "add-member", name, member, "--role", "Data scientist")
     assert added.returncode == 0, added.stderr
-    assert members() == {"sales__gil", "sales__hal"}
-    assert status(nn, "/user/sales__hal").status_code == 200
-    hal = platform.session("hal@example.org", PASSWORD)
-    assert [p["name"] for p in hal.get(platform.url + API + "/project", timeout=30).json()] == ["sales"]
-    assert platform.cli("project", "remove-member", "sales", "hal@example.org").returncode == 0
-    assert members() == {"sales__gil"}
-    assert status(nn, "/user/sales__hal").status_code == 404
-    owner_out = platform.cli("project", "remove-member", "sales", "gil@example.org")
+    assert members() == {owner_user, member_user}
+    assert status(f"/user/{member_user}").status_code == 200
+    hal = platform.session(member, PASSWORD)
+    assert [p["name"] for p in hal.get(platform.url + API + "/project", timeout=30).json()] == [name]
+    removed = platform.cli("project", "remove-member", name, member)
+    assert removed.returncode == 0, removed.stderr
+    assert members() == {owner_user}
+    assert status(f"/user/{member_user}").status_code == 404
+    owner_out = platform.cli("project", "remove-member", name, owner)
     assert owner_out.returncode == 1 and "owner cannot be removed" in owner_out.stderr
-    assert platform.cli("project", "delete", "sales").returncode == 0
-    assert status(nn, "/Projects/sales").status_code == 404
-    assert status(nn, "/user/hive/warehouse/sales.db").status_code == 404
-    assert status(nn, "/user/sales__gil").status_code == 404
+    deleted = platform.cli("project", "delete", name)
+    assert deleted.returncode == 0, deleted.stderr
+    assert status(f"/Projects/{name}").status_code == 404
+    assert status(f"/user/hive/warehouse/{name}.db").status_code == 404
+    assert status(f"/user/{owner_user}").status_code == 404
     with db.transaction() as tx:
-        assert tx.query("SELECT NAME FROM metastore.DBS WHERE NAME='sales'") == []
+        assert tx.query("SELECT NAME FROM metastore.DBS WHERE NAME=%s", (name,)) == []
 
 
 def login_from(platform, source: str, email: str, password: str, forwarded: str | None = None) -> int:

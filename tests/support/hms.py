@@ -2,7 +2,8 @@
 harness (harness/): Thrift clients of both IDL generations, builders of Thrift objects, and
 the consistency invariants of the `metastore` schema read straight from the database.
 
-Nothing here imports the service: the harness uses it against a deployed metastore.
+Nothing here imports the metastore service: the harness uses it against a deployed
+metastore (only the SASL client comes from hopshive.security).
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from pymetastore.hive_metastore import ttypes as api
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport import TSocket, TTransport
 
+from hopshive.security.sasl_client import digest_md5_transport
+
 
 # --------------------------------------------------------------------------- clients
 class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with thrift_client(port) as c``
     """A Hive 3.1 (pymetastore) or Hive 2 (hmsclient, with fb303) client, after set_ugi.
 
     With ``token`` (a delegation token's identifier and password bytes) the connection
-    authenticates with SASL DIGEST-MD5 as Hadoop clients do (thrift_sasl and pure-sasl's
-    DIGEST-MD5 client); pass ``user=None`` to send no set_ugi then, as Hive's client does.
+    authenticates with SASL DIGEST-MD5 as Hadoop clients do (hopshive.security.sasl_client,
+    which the platform's provisioning uses too); pass ``user=None`` to send no set_ugi then,
+    as Hive's client does.
 
     A class, not a @contextmanager generator: the generated exceptions are frozen, and
     contextlib re-raising one through a generator sets its __traceback__, which turns a
@@ -35,7 +39,7 @@ class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with
             from pymetastore.hive_metastore import ThriftHiveMetastore
         sock = TSocket.TSocket(host, port)
         sock.setTimeout(int(timeout * 1000))
-        self.transport = TTransport.TBufferedTransport(sock) if token is None else digest_transport(sock, *token)
+        self.transport = TTransport.TBufferedTransport(sock) if token is None else digest_md5_transport(sock, *token)
         self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))
         self.user = user
 
@@ -52,26 +56,6 @@ class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with
     def __exit__(self, *_exc) -> bool:
         self.transport.close()
         return False
-
-
-def digest_transport(sock: TSocket.TSocket, identifier: bytes, password: bytes) -> TTransport.TTransportBase:
-    """Thrift's SASL client transport with DIGEST-MD5 and a delegation token, by Hadoop's
-    SaslRpcClient conventions (user name and password are the standard base64 of the
-    token's identifier and password)."""
-    import base64
-
-    from pyhive.sasl_compat import PureSASLClient
-    from thrift_sasl import TSaslClientTransport
-
-    class DigestClient(PureSASLClient):
-        def start(self, mechanism):     # DIGEST-MD5 has no initial response: send an empty one
-            ok, chosen, initial = super().start(mechanism)
-            return ok, chosen, initial or b""
-
-    def client() -> DigestClient:
-        return DigestClient("default", service="hive", mechanism="DIGEST-MD5",
-                            username=base64.b64encode(identifier).decode(), password=base64.b64encode(password).decode())
-    return TSaslClientTransport(client, "DIGEST-MD5", sock)
 
 
 # --------------------------------------------------------------------------- objects

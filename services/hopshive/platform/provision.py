@@ -6,12 +6,21 @@ blocks), group membership in the `hops` user tables (WebHDFS has no call for it)
 database through the metastore's Thrift API as the Hive admin user, who may create it in the
 warehouse; its directory is then handed to the project: owner ``<project>__<owner>``, group
 ``<project>``, mode 0770, so the admin cannot read the project's data afterwards.
+
+The platform proves who it acts as, never asserts it (#24): it mints short-lived delegation
+tokens for the superuser and the Hive admin with its own SecretManager (ServiceTokens), sends
+WebHDFS calls with ``delegation=`` and talks to the metastore over SASL DIGEST-MD5 with the
+Hive admin's token.  Both work whether the namenodes and metastores run ``security.mode``
+token or simple (simple mode still checks a token when one is sent).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import threading
+import time
+from typing import Iterator
 from urllib.parse import quote
 
 import requests
@@ -22,6 +31,9 @@ from thrift.transport import TSocket, TTransport
 from thrift.Thrift import TException
 
 from ..core.db import Database, Tx
+from ..security.sasl_client import digest_md5_transport
+from ..security.secrets import SecretManager
+from ..security.tokens import Token
 from .exceptions import ProvisioningFailed
 
 log = logging.getLogger("hopshive.platform")
@@ -33,21 +45,80 @@ def project_user(project: str, username: str) -> str:
     return f"{project}__{username}"
 
 
-class Namespace:
-    """The namenode's WebHDFS, as its superuser."""
+class ServiceTokens:
+    """Delegation tokens for the service accounts the platform provisions as (the namespace
+    superuser, the Hive admin), minted with the platform's SecretManager -- the one that
+    issues members' tokens, on the database account that may write token rows.
 
-    def __init__(self, url: str, superuser: str, timeout: float = 30.0):
+    One token per account, kept in this process's memory only, lives ``lifetime`` seconds
+    (not renewable) and is re-minted once half of that has passed: a token in use always has
+    half its lifetime left, a margin for slow calls and for clock skew between this host and
+    the namenodes' and metastores'.  A token a service refused (cancelled by its owner, say)
+    is dropped at once so the next call mints another.  Minting per operation instead would
+    write a token row per project step and leave each alive for its lifetime; this way a
+    platform process keeps at most two live tokens per account."""
+
+    def __init__(self, secrets: SecretManager, lifetime: float | str):
+        self.secrets = secrets
+        self.lifetime = self.check_lifetime(lifetime, secrets.policy.max_lifetime)
+        self._tokens: dict[str, tuple[Token, float]] = {}     # user -> (token, monotonic time to re-mint)
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def check_lifetime(lifetime: object, max_lifetime: float) -> float:
+        """``lifetime`` as seconds; ValueError naming the setting when it is no number or
+        not in (0, max_lifetime]."""
+        try:
+            seconds = float(lifetime)     # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ValueError(f"platform.service_token_lifetime must be a number of seconds, not {lifetime!r}") from None
+        if not 0 < seconds <= max_lifetime:
+            raise ValueError(f"platform.service_token_lifetime must be more than 0 and at most "
+                             f"security.max_lifetime ({max_lifetime:g} s), not {seconds:g}")
+        return seconds
+
+    def get(self, user: str) -> Token:
+        """A live token for ``user``."""
+        with self._lock:
+            cached = self._tokens.get(user)
+            if cached is not None and time.monotonic() < cached[1]:
+                return cached[0]
+            token = self.secrets.issue(user, "", "", self.lifetime)
+            self._tokens[user] = (token, time.monotonic() + self.lifetime / 2)
+        log.info("service token minted", extra={"user": user, "expiresAt": token.decoded().max_date})
+        return token
+
+    def refused(self, user: str, token: Token) -> None:
+        """A service refused ``token``: mint a new one next time (unless that happened)."""
+        with self._lock:
+            if self._tokens.get(user, (None,))[0] == token:
+                del self._tokens[user]
+        log.warning("service token refused; minting another", extra={"user": user})
+
+
+class Namespace:
+    """The namenode's WebHDFS, as its superuser (proven with a token)."""
+
+    def __init__(self, url: str, superuser: str, tokens: ServiceTokens, timeout: float = 30.0):
         self.url = url.rstrip("/")
         self.superuser = superuser
+        self.tokens = tokens
         self.timeout = timeout
 
-    def _call(self, method: str, path: str, op: str, ok_missing: bool = False, **params) -> dict:
-        params = dict(params, op=op, **{"user.name": self.superuser})
+    def _request(self, method: str, path: str, params: dict, token: Token) -> requests.Response:
         try:
-            response = requests.request(method, f"{self.url}/webhdfs/v1{quote(path)}", params=params,
-                                        timeout=self.timeout)
+            return requests.request(method, f"{self.url}/webhdfs/v1{quote(path)}", timeout=self.timeout,
+                                    params=dict(params, delegation=token.url_string()))
         except requests.RequestException as exc:
             raise ProvisioningFailed(f"the namenode at {self.url} cannot be reached: {exc}") from exc
+
+    def _call(self, method: str, path: str, op: str, ok_missing: bool = False, **params: str) -> dict:
+        params["op"] = op
+        token = self.tokens.get(self.superuser)
+        response = self._request(method, path, params, token)
+        if _remote_exception(response) == "InvalidToken":     # cancelled behind our back: once more
+            self.tokens.refused(self.superuser, token)
+            response = self._request(method, path, params, self.tokens.get(self.superuser))
         if response.status_code == 404 and ok_missing:
             return {}
         if response.status_code != 200:
@@ -98,22 +169,58 @@ class Groups:
             " AND group_id=(SELECT id FROM hops.hdfs_groups WHERE name=%s)", (user, group)))
 
 
+def _remote_exception(response: requests.Response) -> str | None:
+    """The short exception name of a WebHDFS error answer (None for anything else)."""
+    if response.status_code < 400:
+        return None
+    try:
+        return str(response.json()["RemoteException"]["exception"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 class Metastore:
-    """The metastore's Thrift API as the Hive admin user."""
+    """The metastore's Thrift API as the Hive admin user, authenticated by SASL DIGEST-MD5
+    with the admin's token (Hadoop's conventions, hopshive.security.sasl_client).  No
+    set_ugi: the connection is the token's owner, as a Hive client's SASL connection is."""
 
-    def __init__(self, host: str, port: int, admin: str, timeout: float = 60.0):
-        self.host, self.port, self.admin, self.timeout = host, port, admin, timeout
+    def __init__(self, host: str, port: int, admin: str, tokens: ServiceTokens, timeout: float = 60.0):
+        self.host, self.port, self.admin, self.tokens, self.timeout = host, port, admin, tokens, timeout
 
-    @contextlib.contextmanager
-    def client(self):
+    def _connect(self) -> TTransport.TTransportBase:
+        """An authenticated transport.  A token the metastore refuses is replaced once (it
+        may have been cancelled); a second refusal is the metastore's answer."""
+        token = self.tokens.get(self.admin)
+        try:
+            return self._open(token)
+        except TTransport.TTransportException:
+            self.tokens.refused(self.admin, token)
+        try:
+            return self._open(self.tokens.get(self.admin))
+        except TTransport.TTransportException as exc:
+            raise ProvisioningFailed(f"the metastore at {self.host}:{self.port} refused the Hive admin "
+                                     f"{self.admin}'s token (SASL DIGEST-MD5): {exc}") from exc
+
+    def _open(self, token: Token) -> TTransport.TTransportBase:
         sock = TSocket.TSocket(self.host, self.port)
         sock.setTimeout(int(self.timeout * 1000))
-        transport = TTransport.TBufferedTransport(sock)
+        try:
+            sock.open()
+        except TTransport.TTransportException as exc:
+            raise ProvisioningFailed(f"the metastore at {self.host}:{self.port} cannot be reached: {exc}") from exc
+        transport = digest_md5_transport(sock, token.identifier, token.password)
         try:
             transport.open()
-            client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport))
-            client.set_ugi(self.admin, [])
-            yield client
+        except (TTransport.TTransportException, EOFError, OSError) as exc:
+            sock.close()
+            raise TTransport.TTransportException(TTransport.TTransportException.NOT_OPEN, str(exc)) from exc
+        return transport
+
+    @contextlib.contextmanager
+    def client(self) -> Iterator[ThriftHiveMetastore.Client]:
+        transport = self._connect()
+        try:
+            yield ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport))
         except TException as exc:
             raise ProvisioningFailed(f"the metastore at {self.host}:{self.port} refused: "
                                      f"{getattr(exc, 'message', None) or exc}") from exc

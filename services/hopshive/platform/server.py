@@ -28,7 +28,7 @@ from .app import PlatformApp
 from .exceptions import PlatformError
 from .login import add_arguments as add_login_arguments, login
 from .projects import ROLES, Projects
-from .provision import Metastore, Namespace
+from .provision import Metastore, Namespace, ServiceTokens
 
 log = logging.getLogger("hopshive.platform")
 DEFAULT_CONFIG = "/etc/hopshive/platform.yml"   # the deployed file: operators type no flags
@@ -44,6 +44,10 @@ DEFAULTS = {
         "metastore_host": "127.0.0.1",
         "metastore_port": 9083,
         "hive_admin": "hive",                # creates project databases before they are handed over
+        # Seconds the delegation tokens live that the platform mints for itself as the two
+        # accounts above (proving who it acts as to the namenode and the metastore); each is
+        # re-minted once half of that has passed (hopshive.platform.provision.ServiceTokens).
+        "service_token_lifetime": 3600.0,
         "max_failures": 5,                   # failed logins per account ...
         "max_address_failures": 20,          # ... and per client address ...
         "failure_window": 300,               # ... within this many seconds
@@ -60,24 +64,37 @@ DEFAULTS = {
 }
 
 
-def build(config: dict) -> tuple[Accounts, Projects]:
+def build(config: dict) -> tuple[Accounts, Projects, SecretManager]:
+    """The platform's parts on one database pool.  ValueError for a bad setting."""
     pf = config["platform"]
     db = Database(config["database"])
+    secrets = SecretManager(db, TokenPolicy.from_config(config["security"]))
+    tokens = ServiceTokens(secrets, pf["service_token_lifetime"])
     accounts = Accounts(db, Limits(int(pf["max_failures"]), int(pf["max_address_failures"]),
                                         int(pf["failure_window"]), int(pf["session_lifetime"])))
-    projects = Projects(db, accounts, Namespace(pf["namenode_url"], pf["hdfs_superuser"]),
-                        Metastore(pf["metastore_host"], int(pf["metastore_port"]), pf["hive_admin"]))
-    return accounts, projects
+    projects = Projects(db, accounts, Namespace(pf["namenode_url"], pf["hdfs_superuser"], tokens),
+                        Metastore(pf["metastore_host"], int(pf["metastore_port"]), pf["hive_admin"], tokens))
+    return accounts, projects, secrets
+
+
+def check_settings(config: dict) -> str | None:
+    """What is wrong with the settings no later step checks before a project is provisioned
+    (None when nothing): told at start and by check-config, not at the first project."""
+    try:
+        policy = TokenPolicy.from_config(config["security"])
+        ServiceTokens.check_lifetime(config["platform"]["service_token_lifetime"], policy.max_lifetime)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def serve(config: dict) -> int:
     setup_logging(config["log_level"])
     if not schemas_usable(config["database"], [COMPONENTS["platform"]]):
         return 1
-    accounts, projects = build(config)
+    accounts, projects, secrets = build(config)
     pf = config["platform"]
     log.info("listening", extra={"bind": pf["bind"], "port": pf["port"]})
-    secrets = SecretManager(accounts.db, TokenPolicy.from_config(config["security"]))
     app = PlatformApp(accounts, projects, secrets, frozenset(pf["trusted_proxies"]))
     web.run_app(app.app(), host=pf["bind"], port=int(pf["port"]), print=None,
                 shutdown_timeout=float(pf["stop_grace"]), access_log=None)
@@ -98,7 +115,7 @@ def check(config: dict) -> int:
 
 
 def admin(config: dict, args: argparse.Namespace) -> int:
-    accounts, projects = build(config)
+    accounts, projects, _ = build(config)
     try:
         if args.area == "user":
             if args.action == "add":
@@ -189,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     path = args.config or os.environ.get("HOPSHIVE_CONFIG") or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
     config = effective_config("hopshive-platform", DEFAULTS, path)
     if config is None:
+        return 2
+    problem = check_settings(config)
+    if problem is not None:
+        print(f"hopshive-platform: {problem}", file=sys.stderr)
         return 2
     if args.area == "check-config":
         print_config(config)

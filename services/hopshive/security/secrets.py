@@ -59,12 +59,17 @@ class SecretManager:
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- issue
-    def issue(self, owner: str, renewer: str = "", real_user: str = "") -> Token:
-        """A new token for ``owner``, renewable by ``renewer`` (none when empty)."""
+    def issue(self, owner: str, renewer: str = "", real_user: str = "", lifetime: float | None = None) -> Token:
+        """A new token for ``owner``, renewable by ``renewer`` (none when empty).  With
+        ``lifetime`` (seconds, at most ``max_lifetime``) it dies for good that soon: what
+        a service mints for its own short-lived use."""
         if not owner:
             raise InvalidToken("a token needs an owner")
+        if lifetime is not None and not 0 < lifetime <= self.policy.max_lifetime:
+            raise ValueError(f"a token's lifetime must be more than 0 and at most max_lifetime "
+                             f"({self.policy.max_lifetime:g} s), not {lifetime:g} s")
         now = _now_ms()
-        max_date = now + int(self.policy.max_lifetime * 1000)
+        max_date = now + int((self.policy.max_lifetime if lifetime is None else lifetime) * 1000)
         expires = min(max_date, now + int(self.policy.renew_interval * 1000))
 
         def work(tx: Tx) -> Token:
