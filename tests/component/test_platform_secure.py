@@ -136,7 +136,22 @@ def test_a_cancelled_service_token_is_replaced(stack, operator):
     assert tokens.get("hdfs") != old_hdfs and tokens.get("hive") != old_hive
 
 
-def test_unreachable_services_and_bad_settings_are_told_clearly(stack, tmp_path):
+def test_service_tokens_are_re_minted_half_way(stack):
+    """The same token until half its lifetime has passed, a new one after; each lives exactly
+    its lifetime, has no renewer and is for the account asked for."""
+    secrets = SecretManager(stack["db"])
+    tokens = ServiceTokens(secrets, 4)
+    first = tokens.get("hdfs")
+    assert tokens.get("hdfs") == first and tokens.get("hive") != first
+    identifier = secrets.verify(first)
+    assert (identifier.owner, identifier.renewer, identifier.max_date - identifier.issue_date) == ("hdfs", "", 4000)
+    wait_until(lambda: tokens.get("hdfs") != first, 10, lambda _: "the token was not re-minted after half its life")
+    assert secrets.verify(tokens.get("hdfs")).owner == "hdfs"
+    with pytest.raises(ValueError, match="lifetime must be more than 0 and at most max_lifetime"):
+        secrets.issue("hdfs", lifetime=8 * 86400)
+
+
+def test_unreachable_services_and_bad_settings_are_told_clearly(stack):
     tokens = ServiceTokens(SecretManager(stack["db"]), 600)
     port = _free_port()
     with pytest.raises(ProvisioningFailed, match=f"the namenode at http://127.0.0.1:{port} cannot be reached"):
