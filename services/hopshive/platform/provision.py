@@ -51,9 +51,9 @@ class ServiceTokens:
     issues members' tokens, on the database account that may write token rows.
 
     One token per account, kept in this process's memory only, lives ``lifetime`` seconds
-    (not renewable) and is re-minted once half of that has passed: a token in use always has
-    half its lifetime left, a margin for slow calls and for clock skew between this host and
-    the namenodes' and metastores'.  A token a service refused (cancelled by its owner, say)
+    (not renewable) and is re-minted once half of that has passed: a token sent always has at
+    least half its lifetime left, a margin for slow calls and for clock skew between this host
+    and the namenodes' and metastores'.  A token a service refused (cancelled by its owner, say)
     is dropped at once so the next call mints another.  Minting per operation instead would
     write a token row per project step and leave each alive for its lifetime; this way a
     platform process keeps at most two live tokens per account."""
