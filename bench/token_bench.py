@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -61,7 +62,8 @@ def webhdfs_half(args, mariadb, database, token: str, admin: str, root: Path) ->
             ratio = simple / tokened
             rows.append([str(clients), f"{simple:.0f}", f"{tokened:.0f}", f"{statistics.median(cpu['simple']):.0f}",
                          f"{statistics.median(cpu['token']):.0f}", f"{ratio:.3f}", f"≤ {GOAL}", verdict(ratio <= GOAL)])
-        setup.check("DELETE", base, "DELETE", recursive="true")
+        # A new connection: the namenode has long closed the idle one.
+        Conn(servers["token"].url, "hdfs", admin).check("DELETE", base, "DELETE", recursive="true")
         return rows
     finally:
         for server in servers.values():
@@ -154,6 +156,7 @@ def main() -> int:
     parser.add_argument("--clients", default="1,4", help="client process counts, comma separated")
     parser.add_argument("--only", choices=("webhdfs", "metastore"), help="measure one half only")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # stop the private stack on kill too
 
     from hopshive.core.db import Database
     from hopshive.security.secrets import SecretManager
