@@ -42,19 +42,30 @@ PARQUET = {  # what Spark writes for a `STORED AS PARQUET` Hive table
 
 class MetastoreClient:
     """One connection: socket, buffered transport, accelerated binary protocol, and the
-    ``set_ugi`` Spark sends first. ``with MetastoreClient("127.0.0.1:9083") as hms: ...``"""
+    ``set_ugi`` Spark sends first. ``with MetastoreClient("127.0.0.1:9083") as hms: ...``
 
-    def __init__(self, address: str, timeout_s: float = SOCKET_TIMEOUT_S, user: str | None = None):
+    With ``token`` (a delegation token's identifier and password bytes) the connection
+    authenticates with SASL DIGEST-MD5 instead (a metastore in ``security.mode: token``) and
+    sends no set_ugi, as Hive's client does: the caller is the token's owner."""
+
+    def __init__(self, address: str, timeout_s: float = SOCKET_TIMEOUT_S, user: str | None = None,
+                 token: tuple[bytes, bytes] | None = None):
         self.user = user or getpass.getuser()
+        self.token = token
         host, _, port = address.rpartition(":")
         sock = TSocket(host, int(port))
         sock.setTimeout(timeout_s * 1000)
-        self.transport = TBufferedTransport(sock)
+        if token is None:
+            self.transport = TBufferedTransport(sock)
+        else:   # the repository's SASL client (thrift_sasl + pure-sasl), as the component tests use it
+            from tests.support.hms import digest_transport
+            self.transport = digest_transport(sock, *token)
         self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))
 
     def __enter__(self) -> ThriftHiveMetastore.Client:
         self.transport.open()
-        self.client.set_ugi(self.user, [self.user])
+        if self.token is None:
+            self.client.set_ugi(self.user, [self.user])
         return self.client
 
     def __exit__(self, *exc) -> None:

@@ -91,12 +91,13 @@ def instance(address: str, index: int = 0) -> str:
     return instances[index % len(instances)]
 
 
-def _worker(address, call: wl.Call, target: wl.Target, index: int, plan: Plan, barrier, results) -> None:
+def _worker(address, call: wl.Call, target: wl.Target, index: int, plan: Plan, barrier, results,
+            connect=wl.MetastoreClient) -> None:
     address = instance(address, index)
     samples, rows, error, start = [], set(), None, time.monotonic()
     rng = random.Random(zlib.crc32(f"{call.name}/{target.table}/{index}".encode()))
     try:
-        with wl.MetastoreClient(address) as hms:
+        with connect(address) as hms:
             if call.warmup and plan.warmup_s > 0:
                 until = time.monotonic() + plan.warmup_s
                 while True:
@@ -125,12 +126,14 @@ def _worker(address, call: wl.Call, target: wl.Target, index: int, plan: Plan, b
 
 
 def run_cell(address: str, call: wl.Call, target: wl.Target, clients: int, plan: Plan,
-             partitions: int | None, cpu: ServerCPU) -> Cell:
+             partitions: int | None, cpu: ServerCPU, connect=wl.MetastoreClient) -> Cell:
     """Run ``call`` from ``clients`` processes at once; latency per call, throughput over the
-    wall time from the common start to the last client's end, server CPU over the same span."""
+    wall time from the common start to the last client's end, server CPU over the same span.
+    ``connect(address)`` makes each client's connection (a context manager giving the client)."""
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(clients + 1), ctx.Queue()   # + this process, to read the CPU
-    procs = [ctx.Process(target=_worker, args=(address, call, target, k, plan, barrier, results), daemon=True)
+    procs = [ctx.Process(target=_worker, args=(address, call, target, k, plan, barrier, results, connect),
+                         daemon=True)
              for k in range(clients)]
     for proc in procs:
         proc.start()

@@ -99,3 +99,69 @@ def test_password_for_sasl_is_the_token_password(manager):
     token = manager.issue("p1__alice")
     ident, password = manager.password_for(token.identifier)
     assert ident.owner == "p1__alice" and password == token.password
+
+
+# ------------------------------------- the verified url strings (WebHDFS's delegation=)
+@pytest.fixture
+def decodes(monkeypatch):
+    """How many times a url string was decoded (a verification that missed the cache)."""
+    calls = []
+    original = Token.from_url_string.__func__
+
+    def counting(cls, text):
+        calls.append(text)
+        return original(cls, text)
+    monkeypatch.setattr(Token, "from_url_string", classmethod(counting))
+    return calls
+
+
+def test_a_verified_url_string_is_believed_again_without_decoding(db, decodes):
+    manager = SecretManager(db, TokenPolicy(cache_seconds=60))
+    token = manager.issue("p1__alice")
+    text = token.url_string()
+    assert [manager.verify_url_string(text).owner for _ in range(3)] == ["p1__alice"] * 3
+    assert len(decodes) == 1
+    password = bytearray(token.password)
+    password[0] ^= 1
+    with pytest.raises(InvalidToken, match="password"):   # another string: checked in full
+        manager.verify_url_string(replace(token, password=bytes(password)).url_string())
+
+
+def test_a_cancelled_url_string_is_refused_at_once_despite_the_cache(db, decodes):
+    manager = SecretManager(db, TokenPolicy(cache_seconds=60))
+    token = manager.issue("p1__alice", renewer="server2")
+    text = token.url_string()
+    manager.verify_url_string(text)
+    manager.verify_url_string(text)
+    manager.cancel(token, "server2")
+    with pytest.raises(InvalidToken, match="cancelled"):
+        manager.verify_url_string(text)
+
+
+def test_a_url_string_cancelled_on_another_node_is_refused_once_the_cache_window_passed(db, mariadb):
+    manager = SecretManager(db, TokenPolicy(cache_seconds=0.5))
+    token = manager.issue("p1__alice")
+    text = token.url_string()
+    manager.verify_url_string(text)
+    SecretManager(Database(mariadb.config)).cancel(token, "p1__alice")     # another process
+    time.sleep(0.6)
+    with pytest.raises(InvalidToken, match="cancelled"):
+        manager.verify_url_string(text)
+
+
+def test_a_cached_url_string_is_refused_once_it_expires(db):
+    manager = SecretManager(db, TokenPolicy(renew_interval=0.5, cache_seconds=60))
+    text = manager.issue("p1__alice", renewer="p1__alice").url_string()
+    manager.verify_url_string(text)
+    time.sleep(0.7)                            # well inside the cache window, past the expiry
+    with pytest.raises(InvalidToken, match="expired"):
+        manager.verify_url_string(text)
+
+
+def test_a_renewed_url_string_is_checked_again(db, decodes):
+    manager = SecretManager(db, TokenPolicy(renew_interval=60, cache_seconds=60))
+    token = manager.issue("p1__alice", renewer="p1__alice")
+    manager.verify_url_string(token.url_string())
+    manager.renew(token, "p1__alice")
+    manager.verify_url_string(token.url_string())
+    assert len(decodes) == 2

@@ -56,6 +56,10 @@ class SecretManager:
         self.policy = policy or TokenPolicy()
         self._keys: dict[int, bytes] = {}        # keys never change: cached for good
         self._rows: dict[int, tuple[float, int | None]] = {}   # sequence -> (checked, expires)
+        # url string -> (identifier, checked, expires): a verified token, believed again without
+        # decoding or signing for as long as its row is (cache_seconds from the row's read)
+        # and never past its expiry; evicted when this manager renews or cancels it.
+        self._verified: dict[str, tuple[TokenIdentifier, float, int]] = {}
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- issue
@@ -112,10 +116,23 @@ class SecretManager:
         return identifier
 
     def verify_url_string(self, text: str) -> TokenIdentifier:
+        """``verify`` of a token's URL string (WebHDFS's ``delegation=``).  A string verified
+        less than ``cache_seconds`` ago is believed without decoding or signing it again:
+        no staler than the row cache ``verify`` uses anyway, and never past the expiry."""
+        hit = self._verified.get(text)
+        if hit is not None and time.monotonic() - hit[1] < self.policy.cache_seconds and _now_ms() <= hit[2]:
+            return hit[0]
         try:
-            return self.verify(Token.from_url_string(text))
+            identifier = self.verify(Token.from_url_string(text))
         except MalformedToken as exc:
             raise InvalidToken(str(exc)) from exc
+        row = self._rows.get(identifier.sequence_number)
+        if row is not None and row[1] is not None:
+            with self._lock:
+                if len(self._verified) > 10_000:
+                    self._verified.clear()
+                self._verified[text] = (identifier, row[0], min(row[1], identifier.max_date))
+        return identifier
 
     def password_for(self, identifier_bytes: bytes) -> tuple[TokenIdentifier, bytes]:
         """For SASL DIGEST-MD5, where the client proves it knows the password: the live
@@ -204,6 +221,8 @@ class SecretManager:
     def _forget(self, sequence: int) -> None:
         with self._lock:
             self._rows.pop(sequence, None)
+            for text in [t for t, hit in self._verified.items() if hit[0].sequence_number == sequence]:
+                del self._verified[text]
 
     # ----------------------------------------------------------------- purge
     def purge(self, now: int | None = None) -> tuple[int, int]:
