@@ -34,7 +34,10 @@ def mint(user: str, renewer: str, config_path: str = NAMENODE_CONFIG) -> Token:
     """A new token for ``user``, signed through the namenode's database account (root only)."""
     if os.geteuid() != 0:
         raise DfsError("minting a token is for root on a namenode host (it uses the namenode's database account)")
-    config = _namenode_config(config_path)
+    return _mint(_namenode_config(config_path), user, renewer)
+
+
+def _mint(config: dict, user: str, renewer: str) -> Token:
     db = Database(config["database"])
     try:
         return SecretManager(db, TokenPolicy.from_config(config["security"])).issue(user, renewer)
@@ -68,5 +71,5 @@ def token_for_shell(user: str, namenode_url: str, environ=os.environ,
         config = _namenode_config(config_path)
         if config["security"]["mode"] == TOKEN and \
                 config["namenode"]["advertised_address"] == address_of(namenode_url):
-            return mint(user, user, config_path).url_string()
+            return _mint(config, user, user).url_string()
     return None
