@@ -3,9 +3,8 @@
 Logs in to the platform API with e-mail and password (read from standard input), asks for
 a token for one project, prints its urlString (for HdfsCLI's TokenClient, fsspec's
 ``token=``, ``$HOPSHIVE_TOKEN``) and writes a Hadoop credentials file (default
-``~/.hopshive/token``, mode 0600) that ``HADOOP_TOKEN_FILE_LOCATION`` points at: the login
-shells the spark role configures export it when the file exists, so pyspark and spark-sql
-act as the project user with no other flag.
+``~/.hopshive/token``, mode 0600) for ``HADOOP_TOKEN_FILE_LOCATION`` to point at (the spark
+role's login shells do not export it yet: set it by hand).
 """
 
 from __future__ import annotations
