@@ -190,6 +190,7 @@ def test_operator_mints_a_token_and_the_shell_uses_it(secure, tmp_path):
     """`hopshive-dfs token` (root on a namenode host) signs through the namenode's database
     account; the shell then proves itself with $HOPSHIVE_TOKEN or the credentials file."""
     server = secure[0]
+    client(secure, ALICE).write(f"/user/{ALICE}/secret.txt", b"alice only\n", overwrite=True)
     minted = dfs("--namenode", server.url, "--user", ALICE, "token", "--config", str(server.config_path),
                  "--file", str(tmp_path / "alice.token"))
     assert minted.returncode == 0, minted.stderr
