@@ -13,9 +13,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-import requests
 
-from harness.support import inodes, metastore as ms, metrics, targets as target_config
+from harness.support import identity, inodes, metastore as ms, metrics, targets as target_config
 from harness.support.platform import PlatformAdmin
 from harness.support.spark import Reference, hive_session, session, spark_conf_problem
 from harness.support.webhdfs import WebHdfs
@@ -45,16 +44,16 @@ def _unavailable(targets, reason: str):
 
 @pytest.fixture(scope="session")
 def targets(request):
-    return target_config.load(request.config.getoption("--inventory"))
+    found = target_config.load(request.config.getoption("--inventory"))
+    identity.use(found)
+    return found
 
 
 @pytest.fixture(scope="session")
 def _webhdfs_probe(targets):
     """None when WebHDFS answers, else why not (computed once per run)."""
     try:
-        response = requests.get(f"{targets.webhdfs_url}/webhdfs/v1/",
-                                params={"op": "GETFILESTATUS", "user.name": targets.user}, timeout=5)
-        response.json()["FileStatus"]
+        WebHdfs(targets.webhdfs_url, targets.user, timeout=5).status("/")
         return None
     except Exception as exc:
         return (f"WebHDFS at {targets.webhdfs_url} ({targets.source}) is not usable: "
@@ -115,9 +114,9 @@ def db(targets):
 
 
 @pytest.fixture(scope="session")
-def spark(targets, root):
+def spark(targets, root, tmp_path_factory):
     """One local[2] SparkSession for the run; its warehouse is <root>/warehouse on WebHDFS."""
-    spark = session(targets, targets.uri(f"{root}/warehouse"))
+    spark = session(targets, targets.uri(f"{root}/warehouse"), tmp_path_factory.mktemp("spark"))
     yield spark
     spark.stop()
 

@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+from harness.support import identity
+
 pytestmark = [pytest.mark.namespace]
 
 MiB = 1 << 20
@@ -24,15 +26,16 @@ def payload(size: int, seed: int = 0) -> bytes:
 
 @pytest.fixture
 def hdfscli(targets, webhdfs):
-    hdfs = pytest.importorskip("hdfs")
-    return hdfs.InsecureClient(targets.webhdfs_url, user=targets.user)
+    pytest.importorskip("hdfs")
+    return identity.hdfs_client(targets.webhdfs_url, targets.user)
 
 
 @pytest.fixture
 def fs(targets, webhdfs):
     fsspec = pytest.importorskip("fsspec")
     host, _, port = targets.authority.rpartition(":")
-    return fsspec.filesystem("webhdfs", host=host, port=int(port or 80), user=targets.user, skip_instance_cache=True)
+    return fsspec.filesystem("webhdfs", host=host, port=int(port or 80), skip_instance_cache=True,
+                             **identity.fsspec_identity(targets.user))
 
 
 # ------------------------------------------------------------------ HdfsCLI

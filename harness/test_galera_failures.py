@@ -24,7 +24,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from harness.support import metastore as ms, services
+from harness.support import identity, metastore as ms, services
 from tests.support.hms import database, partition, table
 from tests.support.polling import wait_until
 
@@ -173,7 +173,8 @@ def check_acknowledged(load: Workload, metastore: tuple, hdfs) -> None:
 
 @pytest.fixture
 def hdfs(targets):
-    return pytest.importorskip("hdfs").InsecureClient(targets.webhdfs_url, user=targets.user)
+    pytest.importorskip("hdfs")
+    return identity.hdfs_client(targets.webhdfs_url, targets.user)
 
 
 def test_a_killed_node_stalls_the_workload_only_for_the_suspect_timeout(

@@ -18,7 +18,7 @@ import threading
 import pytest
 from pymetastore.hive_metastore import ttypes as h3
 
-from harness.support import metastore as ms
+from harness.support import identity, metastore as ms
 from harness.support.webhdfs import WebHdfs
 from tests.support.hms import database, partition, table
 from tests.support.polling import wait_until
@@ -52,8 +52,8 @@ def exists(webhdfs, path: str) -> bool:
 
 
 def write_file(targets, path: str, data: bytes = b"x") -> None:
-    hdfs = pytest.importorskip("hdfs", reason="HdfsCLI is not installed (requirements-test.txt)")
-    hdfs.InsecureClient(targets.webhdfs_url, user=targets.user).write(path, data=data, overwrite=True)
+    pytest.importorskip("hdfs", reason="HdfsCLI is not installed (requirements-test.txt)")
+    identity.hdfs_client(targets.webhdfs_url, targets.user).write(path, data=data, overwrite=True)
 
 
 def assert_consistent(db, uri: str, owned: bool = True) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.support import services
+from harness.support import identity, services
 
 pytestmark = [pytest.mark.destructive, pytest.mark.namespace]
 SMALL = b"small file, kept in the database next to its inode\n"
@@ -48,10 +48,10 @@ def ha_spark(spark, targets):
 
 
 def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, targets):
-    hdfs = pytest.importorskip("hdfs")
+    pytest.importorskip("hdfs")
     (first, victim), (second, _) = namenodes[0], namenodes[1]
-    writer = hdfs.InsecureClient(f"http://{first}", user=targets.user)
-    reader = hdfs.InsecureClient(f"http://{second}", user=targets.user)
+    writer = identity.hdfs_client(f"http://{first}", targets.user)
+    reader = identity.hdfs_client(f"http://{second}", targets.user)
     path = f"{root}/nn-failure"
     writer.write(f"{path}/small", SMALL)
     writer.write(f"{path}/large", LARGE, replication=2)

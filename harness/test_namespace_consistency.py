@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.support import inodes
+from harness.support import identity, inodes
 from harness.support.spark import input_files
 
 pytestmark = [pytest.mark.namespace, pytest.mark.spark]
@@ -31,7 +31,8 @@ def populated(spark, targets, webhdfs, root):
     spark.range(0, 5000).selectExpr("id", "id % 7 AS k", "CAST(id AS STRING) AS s",
                                     "element_at(array('a b', 'é', '日本', 'x%y'), CAST(id % 4 + 1 AS INT)) AS p") \
         .write.partitionBy("p", "k").parquet(targets.uri(f"{workdir}/spark"))
-    hdfs = pytest.importorskip("hdfs").InsecureClient(targets.webhdfs_url, user=targets.user)
+    pytest.importorskip("hdfs")
+    hdfs = identity.hdfs_client(targets.webhdfs_url, targets.user)
     for i, name in enumerate(ODD_NAMES):
         hdfs.write(f"{workdir}/raw/{name}/{name}.txt", data=b"x" * (i * 100))
     hdfs.write(f"{workdir}/raw/blocks.bin", data=b"\x01" * (3 * MiB + 5), blocksize=MiB)

@@ -1,12 +1,13 @@
 """Delegation tokens end to end (#24), as a project member gets and uses one: logged in to
 the deployed platform API, a member asks for its project's token; HdfsCLI's TokenClient,
 fsspec's ``token=`` and Spark (a credentials file in HADOOP_TOKEN_FILE_LOCATION) then act
-as ``<project>__<username>`` on every namenode, never as anyone else; a forged or a
-cancelled token is refused.
+as ``<project>__<username>`` on every namenode and metastore, never as anyone else.
 
-The deployed namenodes may still run in simple mode (roles/configure
-configure_security_mode): a token, when sent, is checked all the same, so these hold in
-either mode."""
+In the deployment's default mode (token) every namenode and every metastore instance
+refuses a caller with no token, with a bare ``user.name=hdfs`` or ``set_ugi('hdfs')``, and
+with a forged, an expired or a cancelled token.  The scenarios about tokens sent hold in
+simple mode too (a token, when sent, is checked all the same); those about refusing names
+are skipped there: simple mode is the documented opt-out that believes them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import secrets
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import replace
 
 import pytest
@@ -22,7 +24,11 @@ import requests
 from fsspec.implementations.webhdfs import WebHDFS
 from hdfs import HdfsError, TokenClient
 
+from harness.support import identity
 from harness.support.platform import owned_projects, project_token
+from hopshive.metastore.authentication import REFUSAL
+from tests.support.hms import thrift_client
+from tests.support.polling import wait_until
 from hopshive.security.token_files import credentials_for
 from hopshive.security.tokens import Token
 
@@ -49,6 +55,72 @@ def namenode_urls(targets) -> list[str]:
 
 def status(url: str, path: str, token: str) -> requests.Response:
     return requests.get(f"{url}/webhdfs/v1{path}", params={"op": "GETFILESTATUS", "delegation": token}, timeout=30)
+
+
+def metastore_answer(instance: tuple, token: str | None = None, user: str | None = None) -> str:
+    """What one metastore instance does with a client: "ok" when get_all_databases answers,
+    else the error's text.  ``token``: SASL DIGEST-MD5 with it; ``user``: set_ugi first."""
+    parsed = Token.from_url_string(token) if token else None
+    try:
+        with thrift_client(instance[1], host=instance[0], user=user, timeout=30,
+                           token=(parsed.identifier, parsed.password) if parsed else None) as client:
+            client.get_all_databases()
+        return "ok"
+    except Exception as exc:  # noqa: BLE001 -- the refusal is the answer
+        return f"{type(exc).__name__}: {exc}"
+
+
+def every_metastore(targets) -> list[tuple]:
+    return list(targets.metastores) + list(targets.hbase_metastores)
+
+
+def forge(token: str, owner: str = "hdfs") -> str:
+    """The token with its owner changed (its signature left as it was)."""
+    parsed = Token.from_url_string(token)
+    return replace(parsed, identifier=replace(parsed.decoded(), owner=owner).to_bytes()).url_string()
+
+
+@pytest.fixture
+def token_mode():
+    if not identity.secured():
+        pytest.skip("the deployment runs in simple mode (the documented opt-out): names are believed there")
+
+
+def test_every_namenode_refuses_callers_without_a_valid_token(targets, members, token_mode):
+    _, _, token = members["a"]
+    expiring = identity.short_lived_token("hdfs", 2)
+    time.sleep(3)
+    for url in namenode_urls(targets):
+        for params, code, words in [({}, 401, "SecurityException"),
+                                    ({"user.name": "hdfs"}, 401, "SecurityException"),
+                                    ({"user.name": "hdfs", "doas": "root"}, 401, "SecurityException"),
+                                    ({"delegation": forge(token)}, 403, "InvalidToken"),
+                                    ({"delegation": token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1]},
+                                     403, "InvalidToken"),
+                                    ({"delegation": expiring}, 403, "expired")]:
+            answer = requests.get(f"{url}/webhdfs/v1/", params={"op": "LISTSTATUS", **params}, timeout=30)
+            assert answer.status_code == code and words in answer.text, f"{url} {params}: {answer.text}"
+
+
+def test_every_metastore_refuses_callers_without_a_valid_token(targets, members, token_mode):
+    _, _, token = members["a"]
+    expiring = identity.short_lived_token("hive", 2)
+    time.sleep(3)
+    for instance in every_metastore(targets):
+        assert REFUSAL in metastore_answer(instance), instance                       # no SASL at all
+        assert REFUSAL in metastore_answer(instance, user="hdfs"), instance          # set_ugi alone
+        for bad in (forge(token, "hive"), expiring):
+            answer = metastore_answer(instance, bad)
+            assert answer != "ok" and "TTransportException" in answer, f"{instance}: {answer}"
+
+
+def test_a_token_from_the_platform_is_believed_by_every_namenode_and_metastore(targets, members):
+    _, user, token = members["a"]
+    for url in namenode_urls(targets):
+        answer = status(url, "/", token)
+        assert answer.status_code == 200, f"{url}: {answer.text}"
+    for instance in every_metastore(targets):
+        assert metastore_answer(instance, token) == "ok", instance
 
 
 def test_a_members_token_acts_as_its_project_user_on_every_namenode(targets, members):
@@ -78,9 +150,7 @@ def test_a_token_reaches_no_other_project(targets, members):
 
 def test_forged_and_cancelled_tokens_are_refused(targets, platform, members, run_id):
     project, _, token = members["a"]
-    parsed = Token.from_url_string(token)
-    forged = replace(parsed, identifier=replace(parsed.decoded(), owner="hdfs").to_bytes()).url_string()
-    answer = status(targets.webhdfs_url, "/", forged)
+    answer = status(targets.webhdfs_url, "/", forge(token))
     assert answer.status_code == 403 and "InvalidToken" in answer.text, answer.text
     email = f"tk-{run_id}-a@harness.example.org"
     spare = project_token(targets.platform_url, email, PASSWORD, project)["urlString"]
@@ -90,6 +160,9 @@ def test_forged_and_cancelled_tokens_are_refused(targets, platform, members, run
     for url in namenode_urls(targets):
         refused = status(url, "/", spare)
         assert refused.status_code == 403 and "cancelled" in refused.text, f"{url}: {refused.text}"
+    for instance in every_metastore(targets):         # each verifies by the shared rows, within its cache time
+        wait_until(lambda: metastore_answer(instance, spare) != "ok", 30,
+                   lambda _: f"{instance} still believes the cancelled token")
 
 
 SPARK_JOB = textwrap.dedent("""

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 
 from pymetastore.hive_metastore import ttypes as api
 
+from hopshive.metastore.authentication import REFUSAL
 from tests.support import hms
 from tests.support.polling import wait_until
+
+from . import identity
 
 # Rows of the `metastore` schema below a location prefix, by kind.
 _BELOW = "LEFT(s.LOCATION, CHAR_LENGTH(%s)) = %s"
@@ -34,18 +37,25 @@ class Scratch:
 
 def client(instance: tuple, user: str, timeout: float = 120.0) -> hms.thrift_client:
     """A Hive 3.1 Thrift client of one instance ``(host, port)``, acting as ``user`` (use it
-    with ``with``)."""
+    with ``with``): authenticated by ``user``'s token over SASL where the deployment wants one,
+    else by set_ugi.  ``user=None``: neither."""
     host, port = instance
+    token = identity.metastore_token(user)
+    if token is not None:
+        return hms.thrift_client(port, host=host, user=None, timeout=timeout, token=token)
     return hms.thrift_client(port, host=host, user=user, timeout=timeout)
 
 
 def probe(instance: tuple, timeout: float = 5.0) -> str | None:
-    """None when the instance answers get_database('default'), else why not."""
+    """None when the instance answers get_database('default') (or, in token mode, refuses a
+    client without a token as it should), else why not."""
     try:
         with client(instance, user=None, timeout=timeout) as connection:
             connection.get_database("default")
         return None
     except Exception as exc:  # noqa: BLE001 -- any failure is "not healthy"
+        if REFUSAL in str(exc):
+            return None
         return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 

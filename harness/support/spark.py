@@ -9,28 +9,55 @@ from urllib.parse import unquote
 
 import pytest
 
+from . import identity
 from .targets import Targets
 
 SPARK_TIMEOUT = 900
 
 
-def session(targets: Targets, warehouse: str, app: str = "hopshive-harness"):
-    """A local[2] SparkSession acting as ``targets.user`` on WebHDFS."""
+def session(targets: Targets, warehouse: str, work: Path, app: str = "hopshive-harness"):
+    """A local[2] SparkSession acting as ``targets.user`` on WebHDFS (its token file, if the
+    deployment wants tokens, is written in ``work``)."""
     os.environ["HADOOP_USER_NAME"] = targets.user  # read by the JVM's UserGroupInformation at start
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[2]").appName(app)
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.catalogImplementation", "in-memory")  # a Hive metastore comes later
-             .config("spark.sql.warehouse.dir", warehouse)
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.memory", "1g")
-             .getOrCreate())
+    token_file = identity.token_file(targets.user, work / "token")
+    with environment(HADOOP_TOKEN_FILE_LOCATION=str(token_file) if token_file else None):
+        spark = _local_session(app, warehouse)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def environment(**values):
+    """Environment variables (None: unset) for the block only: a JVM started in it keeps
+    them, later subprocesses (beeline, hopshive-dfs) do not inherit them."""
+    old = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _local_session(app: str, warehouse: str):
+    from pyspark.sql import SparkSession
+    return (SparkSession.builder.master("local[2]").appName(app)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.catalogImplementation", "in-memory")  # a Hive metastore comes later
+            .config("spark.sql.warehouse.dir", warehouse)
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", "1g")
+            .getOrCreate())
 
 
 @contextmanager
@@ -94,8 +121,10 @@ def hive_session(targets, uris: str, warehouse: str, work: Path):
     acting as ``targets.spark_user``.  Where the deployment wrote the Spark client
     configuration on this machine (roles/spark) it takes everything but its warehouse and
     metastores from there, as a user's pyspark would; otherwise it is configured from the
-    targets.  Started here, awaited on first use."""
+    targets.  With its token file where the deployment wants tokens.  Started here, awaited
+    on first use."""
     pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
+    from hopshive.server2.server import METASTORE_TOKEN_CONF
     from tests.support.spark_extension import build_jar, session_args
     from tests.support.spark_workload import SparkProcess
 
@@ -109,8 +138,13 @@ def hive_session(targets, uris: str, warehouse: str, work: Path):
                 "--conf", "spark.hadoop.hive.metastore.failure.retries=3",
                 "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s",
                 *session_args(build_jar(work / "spark-extension"))]
+        if identity.secured():
+            args += [arg for key, value in METASTORE_TOKEN_CONF.items() for arg in ("--conf", f"{key}={value}")]
         conf_dir = None
-    return SparkProcess(args, work / "spark.log", conf_dir=conf_dir, env={"HADOOP_USER_NAME": targets.spark_user})
+    env = {"HADOOP_USER_NAME": targets.spark_user}
+    if token_file := identity.token_file(targets.spark_user, work / "token"):
+        env["HADOOP_TOKEN_FILE_LOCATION"] = str(token_file)
+    return SparkProcess(args, work / "spark.log", conf_dir=conf_dir, env=env)
 
 
 class Reference:

@@ -13,6 +13,8 @@ Targets come from an Ansible inventory (``--inventory PATH``) or from the enviro
   HOPSHIVE_DB             mysql://user:password@host:port/?unix_socket=/path (default: root
                           over /run/mysqld/mysqld.sock); or the separate variables
                           HOPSHIVE_DB_HOST, _PORT, _USER, _PASSWORD, _UNIX_SOCKET
+  HOPSHIVE_SECURITY_MODE  token (default) or simple: how the deployment's services believe
+                          a caller (the inventory's hopshive_security_mode)
   HOPSHIVE_E2E_USER       the Hadoop user the clients act as (default: the OS user)
   HOPSHIVE_E2E_SPARK_USER the Hive session's Hadoop user, checked by the metastore's
                           authorization (default hh_e2e_spark; must not be a superuser)
@@ -75,6 +77,7 @@ class Targets:
     platform_url: str = DEFAULT_PLATFORM_URL
     platform_admin: tuple = DEFAULT_PLATFORM_ADMIN   # (e-mail, password)
     group_hosts: dict = field(default_factory=dict)  # {inventory group: its first host's address}; {}: all here
+    security_mode: str = "token"            # the services': "token" believes tokens only, "simple" names
 
     @property
     def authority(self) -> str:
@@ -157,7 +160,8 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    platform_url=(environ.get("HOPSHIVE_PLATFORM_URL") or found.get("platform_url")
                                  or DEFAULT_PLATFORM_URL).rstrip("/"),
                    platform_admin=admin, group_hosts=found.get("group_hosts", {}),
-                   hive_admin=found.get("hive_admin") or "hive")
+                   hive_admin=found.get("hive_admin") or "hive",
+                   security_mode=environ.get("HOPSHIVE_SECURITY_MODE") or found.get("security_mode") or "token")
 
 
 # ------------------------------------------------------------------ inventory
@@ -217,6 +221,7 @@ def from_inventory(path: str) -> dict:
              "nameservice": var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None,
              "group_hosts": {group: host(group) for group in groups if group != "all" and host(group)},
              "hive_admin": var("hopshive_hive_admin", "hive"),
+             "security_mode": var("hopshive_security_mode", "token"),
              "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),
                                 var("platform_admin_password", DEFAULT_PLATFORM_ADMIN[1]))}
     if host("server2"):

@@ -1,6 +1,7 @@
 """A minimal WebHDFS client for set-up, clean-up and listings (the scenarios themselves use
 real clients: Spark, HdfsCLI, fsspec).  Plain WebHDFS v1 only, so the harness could point at
-a real Hadoop namenode unchanged."""
+a real Hadoop namenode unchanged.  The user is proven by its token (support/identity) where
+the deployment wants one, else named (user.name)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Iterator
 from urllib.parse import quote
 
 import requests
+
+from . import identity
 
 PREFIX = "/webhdfs/v1"
 
@@ -21,11 +24,13 @@ class WebHdfsError(RuntimeError):
 class WebHdfs:
     def __init__(self, url: str, user: str, timeout: float = 30.0):
         self.url, self.user, self.timeout = url.rstrip("/"), user, timeout
+        token = identity.token(user)
+        self.auth = {"delegation": token} if token else {"user.name": user}
         self.session = requests.Session()
 
     def _call(self, method: str, path: str, op: str, ok=(200,), **params):
-        params = {"op": op, "user.name": self.user, **{k: str(v).lower() if isinstance(v, bool) else v
-                                                        for k, v in params.items()}}
+        params = {"op": op, **self.auth, **{k: str(v).lower() if isinstance(v, bool) else v
+                                             for k, v in params.items()}}
         response = self.session.request(method, self.url + PREFIX + quote(path), params=params,
                                         timeout=self.timeout, allow_redirects=False)
         if response.status_code not in ok:

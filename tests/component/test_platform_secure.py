@@ -17,7 +17,7 @@ from thrift.transport.TTransport import TTransportException
 from hopshive.platform.exceptions import ProvisioningFailed
 from hopshive.platform.provision import Metastore, Namespace, ServiceTokens
 from hopshive.security.secrets import SecretManager, TokenPolicy
-from tests.component.test_platform import Status, add_user, check_project_lifecycle
+from tests.component.test_platform import PASSWORD, Status, add_user, check_project_lifecycle
 from tests.support.mariadb import _free_port
 from tests.support.metastore import thrift_client
 from tests.support.platform_fixtures import secure_platform_stack  # noqa: F401 (fixture)
@@ -168,3 +168,35 @@ def test_unreachable_services_and_bad_settings_are_told_clearly(stack):
                                   "check-config"], capture_output=True, text=True, timeout=60,
                                  env=dict(os.environ, HOPSHIVE_PLATFORM__SERVICE_TOKEN_LIFETIME=value))
         assert checked.returncode == 2 and words in checked.stderr, (value, checked.stderr)
+
+
+@pytest.mark.server2
+@pytest.mark.spark
+def test_server2_engines_act_with_their_users_token(stack, status, tmp_path):
+    """server2 in token mode on services that believe only tokens: the engine carries the
+    token the platform issued to the member's login (a file only server2's account reads),
+    its files belong to the project user, and the token file goes when the engine stops."""
+    from pyhive import hive
+
+    from tests.support.server2 import Server2Process
+
+    platform = stack["platform"]
+    add_user(platform, "sara@example.org")
+    assert platform.cli("project", "create", "sigma", "--owner", "sara@example.org").returncode == 0
+    server = Server2Process(tmp_path / "server2", platform.url, stack["metastore"].port,
+                            stack["namenode"].address).start()
+    try:
+        with hive.connect(host="127.0.0.1", port=server.port, username="sara@example.org", password=PASSWORD,
+                          auth="CUSTOM", database="sigma") as conn:
+            cursor = conn.cursor()
+            cursor.execute("CREATE TABLE t (id INT) STORED AS PARQUET")
+            cursor.execute("INSERT INTO t VALUES (1), (2)")
+            cursor.execute("SELECT current_user(), SUM(id) FROM t")
+            assert cursor.fetchall() == [("sigma__sara", 3)]
+            token_files = list((tmp_path / "server2" / "engines").glob("*.token"))
+            assert len(token_files) == 1 and token_files[0].stat().st_mode & 0o777 == 0o600
+        table = status("/user/hive/warehouse/sigma.db/t", "sigma__sara")
+        assert table.status_code == 200 and table.json()["FileStatus"]["owner"] == "sigma__sara", table.text
+    finally:
+        assert server.stop(60) == 0, server.log_tail()
+    assert not list((tmp_path / "server2" / "engines").glob("*.token"))

@@ -54,7 +54,10 @@ class PlatformProcess(ServiceProcess):
 class Server2Process(ServiceProcess):
     module = "hopshive.server2.server"
 
-    def __init__(self, base: Path, platform_url: str, metastore_port: int, namenode_address: str, **server2):
+    def __init__(self, base: Path, platform_url: str, metastore_port: int, namenode_address: str,
+                 security: str = "token", **server2):
+        """``security``: server2's mode; in token mode (its default) each engine carries the
+        token the platform issued to its user's login."""
         self.port, self.namenode_address = _free_port(), namenode_address
         settings = {"bind": "127.0.0.1", "port": self.port, "platform_url": platform_url,
                     "metastore_uris": f"thrift://127.0.0.1:{metastore_port}",
@@ -62,7 +65,8 @@ class Server2Process(ServiceProcess):
                     "default_fs": f"webhdfs://{namenode_address}", "work_dir": str(base / "engines"),
                     "driver_memory": "512m", "spark_master": "local[1]"}
         settings.update(server2)
-        super().__init__(base, {"log_level": "info", "server2": settings})
+        super().__init__(base, {"log_level": "info", "server2": settings,
+                                "security": {"mode": security, "namenodes": [namenode_address]}})
 
     def healthy(self) -> bool:
         return subprocess.run([sys.executable, "-m", self.module, "--config", str(self.config_path), "--check"],

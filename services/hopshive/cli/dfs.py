@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Mint a delegation token for --user through the namenode's "
                                             "database account and print its urlString (root only).")
     token.add_argument("--renewer", help="who may renew it (default: --user)")
+    token.add_argument("--lifetime", type=float, metavar="SECONDS",
+                       help="expire after this many seconds, never renewed beyond (default: the namenode's "
+                            "renew interval, renewable up to its maximum lifetime)")
     token.add_argument("--file", help="also write a Hadoop credentials file (HADOOP_TOKEN_FILE_LOCATION) with "
                                       "the token for --namenode and the metastores")
     token.add_argument("--config", default=NAMENODE_CONFIG, help="the namenode's configuration (default %(default)s)")
@@ -128,7 +131,9 @@ def undash(argv: list[str]) -> list[str]:
 
 
 def mint_token(args: argparse.Namespace) -> int:
-    token = tokens.mint(args.user, args.renewer or args.user, args.config)
+    if args.lifetime is not None and args.lifetime <= 0:
+        raise DfsError("--lifetime must be a positive number of seconds")
+    token = tokens.mint(args.user, args.renewer or args.user, args.config, args.lifetime)
     if args.file:
         write_private(args.file, credentials_for(token, [tokens.address_of(args.namenode)]))
     print(token.url_string())

@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 
 from ..core.config import ConfigError, load_config
 from ..core.db import Database
+from ..security import TOKEN
 from ..security.secrets import SecretManager, TokenPolicy
 from ..security.tokens import WEBHDFS_KIND, MalformedToken, Token, read_credentials_file
-from ..webhdfs.identity import TOKEN
 from ..webhdfs.server import DEFAULTS as NAMENODE_DEFAULTS
 from .client import DfsError
 
@@ -30,17 +30,20 @@ def _namenode_config(path: str) -> dict:
         raise DfsError(f"cannot read the namenode's configuration {path}: {exc}") from None
 
 
-def mint(user: str, renewer: str, config_path: str = NAMENODE_CONFIG) -> Token:
-    """A new token for ``user``, signed through the namenode's database account (root only)."""
+def mint(user: str, renewer: str, config_path: str = NAMENODE_CONFIG, lifetime: float | None = None) -> Token:
+    """A new token for ``user``, signed through the namenode's database account (root only);
+    ``lifetime`` seconds caps its life (None: the policy's)."""
     if os.geteuid() != 0:
         raise DfsError("minting a token is for root on a namenode host (it uses the namenode's database account)")
-    return _mint(_namenode_config(config_path), user, renewer)
+    return _mint(_namenode_config(config_path), user, renewer, lifetime)
 
 
-def _mint(config: dict, user: str, renewer: str) -> Token:
+def _mint(config: dict, user: str, renewer: str, lifetime: float | None = None) -> Token:
     db = Database(config["database"])
     try:
-        return SecretManager(db, TokenPolicy.from_config(config["security"])).issue(user, renewer)
+        return SecretManager(db, TokenPolicy.from_config(config["security"])).issue(user, renewer, lifetime=lifetime)
+    except ValueError as exc:
+        raise DfsError(str(exc)) from None
     finally:
         db.close()
 

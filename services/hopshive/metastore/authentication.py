@@ -30,12 +30,12 @@ from ..exceptions import AccessDenied, InvalidToken
 from ..security.digest_md5 import NAME as DIGEST_MD5
 from ..security.digest_md5 import DigestMD5Server
 from ..security.sasl import Mechanism, SaslRejected
+from ..security import SIMPLE, TOKEN
 from ..security.secrets import SecretManager
 from ..security.tokens import TokenIdentifier
 
 log = logging.getLogger("hopshive.metastore")
 
-TOKEN, SIMPLE = "token", "simple"
 REALM = "default"       # Hadoop's SaslRpcServer.SASL_DEFAULT_REALM
 REFUSAL = ("this metastore accepts only SASL (DIGEST-MD5 with a delegation token): set "
            "hive.metastore.sasl.enabled=true and hive.metastore.token.signature to the service of the "

@@ -3,8 +3,9 @@
 Logs in to the platform API with e-mail and password (read from standard input), asks for
 a token for one project, prints its urlString (for HdfsCLI's TokenClient, fsspec's
 ``token=``, ``$HOPSHIVE_TOKEN``) and writes a Hadoop credentials file (default
-``~/.hopshive/token``, mode 0600) for ``HADOOP_TOKEN_FILE_LOCATION`` to point at (the spark
-role's login shells do not export it yet: set it by hand).
+``~/.hopshive/token``, mode 0600), where the spark role's login shells point
+``HADOOP_TOKEN_FILE_LOCATION``.  The token is filed for the namenodes the host's Spark client
+configuration names (``$SPARK_CONF_DIR``, else /etc/hopshive/spark), unless given.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import sys
 
 import requests
 
-from ..security.token_files import credentials_for, write_private
+from ..security.token_files import credentials_for, namenodes_of_client_conf, write_private
 from ..security.tokens import Token
 from .app import API
+
+SPARK_CONF_DIR = "/etc/hopshive/spark"     # roles/spark's client configuration
 
 DEFAULT_FILE = "~/.hopshive/token"
 
@@ -30,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read the password from the first line of standard input")
     parser.add_argument("--project", required=True, help="the project to act in")
     parser.add_argument("--namenode", action="append", default=None, metavar="HOST:PORT",
-                        help="a namenode address to file the token under (repeat for each; default 127.0.0.1:9870)")
+                        help="a namenode address to file the token under (repeat for each; default: the Spark "
+                             "client configuration's namenodes, else 127.0.0.1:9870)")
     parser.add_argument("--file", default=DEFAULT_FILE, help="credentials file to write (default %(default)s)")
 
 
@@ -53,7 +57,9 @@ def login(args: argparse.Namespace, password: str) -> int:
         return 1
     body = answer.json()
     token = Token.from_url_string(body["urlString"])
-    path = write_private(args.file, credentials_for(token, args.namenode or ["127.0.0.1:9870"]))
+    namenodes, nameservices = namenodes_of_client_conf(os.environ.get("SPARK_CONF_DIR") or SPARK_CONF_DIR)
+    path = write_private(args.file, credentials_for(token, args.namenode or namenodes or ["127.0.0.1:9870"],
+                                                    nameservices))
     print(body["urlString"])
     print(f"hopshive-platform: acting as {body['user']} until {body['expiresAt']} (ms); token file {path}",
           file=sys.stderr)

@@ -4,7 +4,9 @@ it up by, written readable by its owner only."""
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .tokens import HIVE_KIND, HIVE_SIGNATURE, WEBHDFS_KIND, Token, credentials_file
 
@@ -18,6 +20,24 @@ def credentials_for(token: Token, namenodes: list[str], nameservices: list[str] 
     tokens = {service: token.labelled(WEBHDFS_KIND, service) for service in services}
     tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
     return credentials_file(tokens)
+
+
+def namenodes_of_client_conf(conf_dir: str | Path) -> tuple[list[str], list[str]]:
+    """(namenode host:port addresses, nameservices) a Hadoop client configured by
+    ``conf_dir``/core-site.xml reaches: its webhdfs:// default file system, or every
+    namenode of its nameservices.  ([], []) when there is no such file."""
+    try:
+        root = ElementTree.parse(Path(conf_dir) / "core-site.xml").getroot()
+    except (OSError, ElementTree.ParseError):
+        return [], []
+    conf = {p.findtext("name"): p.findtext("value") or "" for p in root.iter("property")}
+    nameservices = [n.strip() for n in conf.get("dfs.nameservices", "").split(",") if n.strip()]
+    namenodes = [value for name, value in conf.items()
+                 if any(name.startswith(f"dfs.namenode.http-address.{ns}.") for ns in nameservices)]
+    default = urlsplit(conf.get("fs.defaultFS", ""))
+    if default.scheme in ("webhdfs", "swebhdfs") and default.port:
+        namenodes.append(default.netloc)
+    return namenodes, nameservices
 
 
 def write_private(path: str | Path, content: bytes) -> Path:

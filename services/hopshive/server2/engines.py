@@ -1,7 +1,12 @@
 """Spark engines, one per project user (as Kyuubi's USER share level): started on a session's
 first need, shared by that user's sessions, stopped after ``idle_timeout`` seconds without a
 session, and at most ``max_engines`` at once (an idle one is stopped to make room; when
-none is idle the new session is refused)."""
+none is idle the new session is refused).
+
+In a secured deployment (``security_mode: token``) each engine starts with a Hadoop token
+file of its user's delegation token, and nothing else that proves an identity: the
+namenodes and the metastores believe that token, not the engine's HADOOP_USER_NAME.  An
+idle engine whose token is close to its expiry is replaced by one with a new token."""
 
 from __future__ import annotations
 
@@ -14,16 +19,24 @@ import tempfile
 import threading
 import time
 from multiprocessing.connection import Client, Connection
+from typing import Callable
 
+from ..security.token_files import credentials_for, write_private
+from ..security.tokens import Token
 from .exceptions import EngineUnavailable
 
 log = logging.getLogger("hopshive.server2")
 
 
+TokenSource = Callable[[], "tuple[str, int]"]     # -> (urlString, expiry in ms)
+
+
 class Engine:
-    def __init__(self, user: str, settings: dict, workdir: str):
+    def __init__(self, user: str, settings: dict, workdir: str, token: tuple[str, int] | None = None):
         self.user = user
-        self.socket_path = os.path.join(workdir, f"engine-{user}.sock")
+        self.token_expires = token[1] / 1000.0 if token else None    # epoch seconds
+        instance = f"engine-{user}-{secrets.token_hex(4)}"    # a replaced engine may still be stopping
+        self.socket_path = os.path.join(workdir, f"{instance}.sock")
         self.authkey = secrets.token_bytes(32)
         self.sessions = 0
         self.idle_since = time.monotonic()
@@ -32,8 +45,13 @@ class Engine:
         conf = [f"{k}={v}" for k, v in settings["spark_conf"].items()]
         env = dict(os.environ, HADOOP_USER_NAME=user, PYSPARK_PYTHON=sys.executable)
         env.update({k: str(v) for k, v in settings["engine_env"].items()})
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
+        env.pop("HADOOP_TOKEN_FILE_LOCATION", None)
+        self.token_path: str | None = None
+        if token:
+            self.token_path = os.path.join(workdir, f"{instance}.token")
+            write_private(self.token_path, credentials_for(Token.from_url_string(token[0]),
+                                                           settings["namenodes"], settings["nameservices"]))
+            env["HADOOP_TOKEN_FILE_LOCATION"] = self.token_path
         self.log_path = os.path.join(workdir, f"engine-{user}.log")
         log_file = open(self.log_path, "ab")
         command = [sys.executable, "-m", "hopshive.server2.engine", "--socket", self.socket_path,
@@ -66,6 +84,9 @@ class Engine:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def token_expiring(self, margin: float) -> bool:
+        return self.token_expires is not None and self.token_expires - time.time() < margin
+
     def connect(self) -> Connection:
         try:
             return Client(self.socket_path, "AF_UNIX", authkey=self.authkey)
@@ -82,8 +103,9 @@ class Engine:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
+        for path in (self.socket_path, self.token_path):
+            if path and os.path.exists(path):
+                os.unlink(path)
 
 
 class Engines:
@@ -94,19 +116,28 @@ class Engines:
         self.engines: dict[str, Engine] = {}
         self.lock = threading.Lock()
 
-    def acquire(self, user: str) -> Engine:
-        """The user's engine (started when needed), counted as used by one more session."""
-        with self.lock:
-            engine = self.engines.get(user)
-            if engine is not None and not engine.alive:
-                log.warning("engine died; starting another", extra={"user": user})
-                self.engines.pop(user)
-                engine = None
-            if engine is None:
-                self._make_room()
-                log.info("starting engine", extra={"user": user})
-                engine = self.engines[user] = Engine(user, self.settings, self.workdir)
-            engine.sessions += 1
+    @property
+    def secured(self) -> bool:
+        return self.settings["security_mode"] == "token"
+
+    def acquire(self, user: str, token_source: TokenSource | None = None) -> Engine:
+        """The user's engine (started when needed), counted as used by one more session.
+        ``token_source`` gives the user's token when a secured engine must start; it is
+        called outside the lock (it logs in to the platform)."""
+        token = None
+        while True:
+            with self.lock:
+                engine = self._running(user)
+                if engine is None and (token is not None or not self.secured):
+                    self._make_room()
+                    log.info("starting engine", extra={"user": user})
+                    engine = self.engines[user] = Engine(user, self.settings, self.workdir, token)
+                if engine is not None:
+                    engine.sessions += 1
+                    break
+            if token_source is None:
+                raise EngineUnavailable(f"no token to start the Spark engine of {user} with")
+            token = token_source()
         try:
             engine.wait(float(self.settings["engine_start_timeout"]))
         except EngineUnavailable:
@@ -115,6 +146,22 @@ class Engines:
                     self.engines.pop(user)
             engine.stop(1.0)
             raise
+        return engine
+
+    def _running(self, user: str) -> Engine | None:
+        """The user's engine if it is alive and its token is not about to expire (an idle one
+        that is, is stopped; a busy one serves on until its sessions end)."""
+        engine = self.engines.get(user)
+        if engine is not None and not engine.alive:
+            log.warning("engine died; starting another", extra={"user": user})
+            self.engines.pop(user)
+            return None
+        if engine is not None and engine.sessions == 0 and \
+                engine.token_expiring(float(self.settings["token_refresh_margin"])):
+            log.info("replacing an idle engine whose token expires soon", extra={"user": user})
+            self.engines.pop(user)
+            threading.Thread(target=engine.stop, daemon=True).start()
+            return None
         return engine
 
     def _make_room(self) -> None:

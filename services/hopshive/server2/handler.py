@@ -93,7 +93,7 @@ class Handler:
                 raise AuthenticationFailed(f"this session runs as {session.user}; open another session to use "
                                            f"project {database}")
             return
-        engine = self.engines.acquire(user)
+        engine = self.engines.acquire(user, lambda: self.authenticator.project_token(session.identity, database))
         try:
             conn = engine.connect()
             conn.send(("open", session.id.hex(), database))

@@ -20,6 +20,8 @@ from impala_thrift_gen.TCLIService import TCLIService
 
 from ..core.logs import setup_logging
 from ..core.service import effective_config, listen, service_parser
+from ..security import MODES, SIMPLE, TOKEN
+from ..security.tokens import HIVE_SIGNATURE
 from .auth import PlatformAuthenticator
 from .engines import Engines
 from .handler import Handler
@@ -57,18 +59,38 @@ DEFAULTS = {
         "tls_cert_file": "",
         "tls_key_file": "",
     },
+    # How engines prove their user.  "token": each engine carries its user's delegation token,
+    # which the platform issues to the user's login (the namenodes and the metastores then
+    # believe only tokens); "simple": HADOOP_USER_NAME only, for services in simple mode.
+    "security": {
+        "mode": "token",
+        # The namenodes (host:port) and their logical name, which the token file files the
+        # token under (as Hadoop's WebHDFS client looks it up).
+        "namenodes": ["127.0.0.1:9870"],
+        "nameservice": "",
+        # An idle engine whose token expires within this many seconds is replaced.
+        "token_refresh_margin": 3600.0,
+    },
 }
 
+# What Hive 2.3's metastore client needs to send its token over SASL DIGEST-MD5.
+METASTORE_TOKEN_CONF = {"spark.hadoop.hive.metastore.sasl.enabled": "true",
+                        "spark.hadoop.hive.metastore.token.signature": HIVE_SIGNATURE}
 
-def engine_settings(s2: dict) -> dict:
+
+def engine_settings(s2: dict, security: dict) -> dict:
     conf = {"spark.master": s2["spark_master"], "spark.driver.memory": s2["driver_memory"],
             "spark.ui.enabled": "false", "spark.sql.catalogImplementation": "hive",
             "spark.hadoop.hive.metastore.uris": s2["metastore_uris"], "spark.sql.warehouse.dir": s2["warehouse"],
             "spark.hadoop.fs.defaultFS": s2["default_fs"], "spark.sql.shuffle.partitions": "4"}
+    if security["mode"] == TOKEN:
+        conf.update(METASTORE_TOKEN_CONF)
     conf.update(s2["spark_conf"] or {})
     return {"spark_conf": conf, "engine_env": s2["engine_env"] or {}, "max_engines": s2["max_engines"],
             "engine_idle_timeout": s2["engine_idle_timeout"], "engine_start_timeout": s2["engine_start_timeout"],
-            "work_dir": s2["work_dir"]}
+            "work_dir": s2["work_dir"], "security_mode": security["mode"], "namenodes": security["namenodes"],
+            "nameservices": [security["nameservice"]] if security["nameservice"] else [],
+            "token_refresh_margin": security["token_refresh_margin"]}
 
 
 def check(s2: dict, tls: bool) -> int:
@@ -124,7 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         return check(s2, tls is not None)
     setup_logging(config["log_level"])
     sock = listen(s2["bind"], int(s2["port"]))
-    engines = Engines(engine_settings(s2))
+    if config["security"]["mode"] not in MODES:
+        print(f"hopshive-server2: security.mode must be {TOKEN} or {SIMPLE}", file=sys.stderr)
+        return 2
+    if config["security"]["mode"] == SIMPLE:
+        log.warning("INSECURE: security.mode is simple: engines carry no token and rely on services that "
+                    "believe any user name")
+    engines = Engines(engine_settings(s2, config["security"]))
     context = ConnectionContext()
     authenticator = PlatformAuthenticator(s2["platform_url"], cache_seconds=float(s2["login_cache_seconds"]))
     handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))

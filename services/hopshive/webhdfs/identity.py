@@ -16,12 +16,11 @@ from typing import Mapping
 from ..exceptions import AccessDenied, AuthenticationError
 from ..namespace.namespace import Namespace
 from ..namespace.users import Caller
+from ..security import MODES, TOKEN
 from ..security.secrets import SecretManager
 from .params import Params
 
 log = logging.getLogger(__name__)
-TOKEN, SIMPLE = "token", "simple"
-MODES = (TOKEN, SIMPLE)
 
 
 class Identity:

@@ -28,7 +28,8 @@ from ..namespace.namespace import MAX_REPLICATION, SMALL_FILE_LIMIT, Namespace
 from ..security.secrets import SecretManager, TokenPolicy
 from .app import WebHdfs
 from .front import Front
-from .identity import MODES, SIMPLE, Identity
+from ..security import MODES, SIMPLE
+from .identity import Identity
 from .limits import BoundedSockSite
 from .loop_reads import LoopReads
 
