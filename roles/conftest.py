@@ -76,6 +76,12 @@ class Node:
         """The output of one of our CLIs from the deployed virtualenv; fails on a non-zero exit."""
         return self.host.check_output(shlex.join([f"{VENV_BIN}/{args[0]}", *args[1:]]))
 
+    def webhdfs_status(self, path, user="hdfs"):
+        """GETFILESTATUS of ``path`` as ``user``, proven by a token minted on the host the way
+        an operator gets one (``hopshive-dfs token``): the namenode believes nothing else."""
+        token = self.tool("hopshive-dfs", "--user", user, "token").strip()
+        return self.http(f"http://127.0.0.1:9870/webhdfs/v1{path}?op=GETFILESTATUS&delegation={token}")
+
     def effective_config(self, program, path):
         """The configuration `program` runs with when given `path`: its `--check-config`
         output (YAML, defaults merged in, the database password masked)."""

@@ -4,7 +4,9 @@ stderr).  Ansible's metastore role and the harness use it after a (re)start.
 
 A metastore in security mode ``token`` answers a connection without SASL with its refusal
 (hopshive.metastore.authentication.REFUSAL): that answer counts as healthy, although it
-proves less (the Thrift server is up; its database was not asked)."""
+proves less (the Thrift server is up; its database was not asked).  With ``--token-file``
+(a Hadoop token file holding a Hive token, as ``hopshive-dfs token --file`` writes) the
+probe authenticates with it and the call is really answered."""
 
 from __future__ import annotations
 
@@ -16,13 +18,22 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TTransport
 
+from ..security.sasl_client import digest_md5_transport
+from ..security.tokens import HIVE_KIND, read_credentials_file
 from .authentication import REFUSAL
 
 
-def probe(host: str, port: int, timeout: float = 5.0) -> int:
+def probe(host: str, port: int, timeout: float = 5.0, token_file: str | None = None) -> int:
     sock = TSocket.TSocket(host, port)
     sock.setTimeout(int(timeout * 1000))
     transport = TTransport.TBufferedTransport(sock)
+    if token_file:
+        with open(token_file, "rb") as handle:
+            hive = [t for t in read_credentials_file(handle.read()).values() if t.kind == HIVE_KIND]
+        if not hive:
+            print(f"{token_file} holds no Hive token", file=sys.stderr)
+            return 1
+        transport = digest_md5_transport(sock, hive[0].identifier, hive[0].password)
     try:
         transport.open()
         client = ThriftHiveMetastore.Client(TBinaryProtocol(transport))
@@ -42,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9083)
     parser.add_argument("--timeout", type=float, default=5.0)
+    parser.add_argument("--token-file", help="authenticate with the Hive token of this Hadoop token file")
     args = parser.parse_args(argv)
-    return probe(args.host, args.port, args.timeout)
+    return probe(args.host, args.port, args.timeout, args.token_file)
 
 
 if __name__ == "__main__":

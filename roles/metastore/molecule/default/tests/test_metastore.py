@@ -18,8 +18,11 @@ def program(port):
 
 
 def probe(node, port):
-    """get_database('default') through Thrift; fails unless the instance answers."""
-    node.tool("python", "-m", "hopshive.metastore.probe", "--host", "127.0.0.1", "--port", str(port))
+    """get_database('default') through Thrift, authenticated by a token of the Hive admin
+    minted on the host (the metastore believes nothing else); fails unless it answers."""
+    node.tool("hopshive-dfs", "--user", "hive", "token", "--file", "/root/.hopshive-molecule-token")
+    node.tool("python", "-m", "hopshive.metastore.probe", "--host", "127.0.0.1", "--port", str(port),
+              "--token-file", "/root/.hopshive-molecule-token")
 
 
 def apply_metastore_role(inventory, node, tmp_path, **extra_vars):

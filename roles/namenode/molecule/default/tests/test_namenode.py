@@ -5,8 +5,6 @@ import pytest
 
 testinfra_hosts = ["namenode"]
 
-WEBHDFS = "http://127.0.0.1:9870/webhdfs/v1"
-
 
 def test_service_runs_and_answers_health(node):
     node.assert_serving("hopshive-namenode", "http://127.0.0.1:9870/health")
@@ -22,7 +20,7 @@ def test_hops_schema_is_this_release(node):
     [("/tmp", "hdfs", "1777"), ("/user", "hdfs", "755"), ("/user/hive/warehouse", "hive", "1777")],
 )
 def test_well_known_directory(node, path, owner, permission):
-    response = node.http(f"{WEBHDFS}{path}?op=GETFILESTATUS&user.name=hdfs")
+    response = node.webhdfs_status(path)
     assert response.status == 200, response
     status = response.json()["FileStatus"]
     assert (status["type"], status["owner"], status["permission"]) == ("DIRECTORY", owner, permission), status

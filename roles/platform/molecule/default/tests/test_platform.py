@@ -28,9 +28,7 @@ def test_wrong_password_is_refused(node, platform_admin):
 
 def test_project_database_directory_is_handed_to_the_project(node, platform_admin):
     with node.platform_project(PROJECT, owner=platform_admin.email):
-        response = node.http(
-            f"http://127.0.0.1:9870/webhdfs/v1/user/hive/warehouse/{PROJECT}.db?op=GETFILESTATUS&user.name=hdfs"
-        )
+        response = node.webhdfs_status(f"/user/hive/warehouse/{PROJECT}.db")
     assert response.status == 200, response
     status = response.json()["FileStatus"]
     expected = (f"{PROJECT}__admin", PROJECT, "770")
