@@ -114,20 +114,43 @@ def test_the_hive_admin_cannot_read_a_project_after_the_hand_over(targets, proje
         superuser.close()
 
 
+def engine_facts(conn) -> tuple[str, str]:
+    """(OS account, token file) of the engine a session runs in, asked from SQL."""
+    rows = query(conn, "SELECT java_method('java.lang.System', 'getProperty', 'user.name'), "
+                       "java_method('java.lang.System', 'getenv', 'HADOOP_TOKEN_FILE_LOCATION')")
+    return rows[0][0], rows[0][1]
+
+
+def local_file_size(conn, path: str) -> int:
+    return query(conn, f"SELECT length(content) FROM binaryFile.`file://{path}`")[0][0]
+
+
 @pytest.mark.parametrize("path", ["/etc/hopshive/platform.yml", "/etc/hopshive/server2.yml"])
-def test_sql_cannot_read_the_other_services_files(targets, projects, path):
+def test_sql_cannot_read_the_services_files(targets, projects, path):
     """A project user's SQL may name local files (Spark reads `file:` paths), and the engine
-    runs it under server2's own account: the platform's configuration, which holds a database
-    password, is refused; server2's own file (no secret in it) is readable, so the refusal is
+    runs it as a sandbox account of its own: neither the platform's configuration (a database
+    password) nor server2's is readable.  The engine's own token file is, so the refusal is
     the account's, not a missing file's."""
     email, _, project = projects["a"]
     with connect(targets, email, project) as conn:
-        sql = f"SELECT value FROM text.`file://{path}`"
-        if path.endswith("server2.yml"):
-            assert any("platform_url" in row[0] for row in query(conn, sql))
-            return
+        _, own_token = engine_facts(conn)
+        assert local_file_size(conn, own_token) > 0
         with pytest.raises(hive.OperationalError) as denied:
-            query(conn, sql)
+            query(conn, f"SELECT value FROM text.`file://{path}`")
+    assert "ermission denied" in str(denied.value), str(denied.value)[:2000]
+
+
+def test_an_engine_cannot_read_another_engines_token(targets, projects):
+    """Two members' engines run as two OS accounts, each holding only its user's token: what
+    a UDF or a file: path in one reads of the other's token file is refused."""
+    (email_a, _, project_a), (email_b, _, project_b) = projects["a"], projects["b"]
+    with connect(targets, email_a, project_a) as conn_a, connect(targets, email_b, project_b) as conn_b:
+        account_a, token_a = engine_facts(conn_a)
+        account_b, token_b = engine_facts(conn_b)
+        assert account_a != account_b and token_a != token_b, (account_a, account_b)
+        assert account_a.startswith("hopshive-e") and account_b.startswith("hopshive-e"), (account_a, account_b)
+        with pytest.raises(hive.OperationalError) as denied:
+            local_file_size(conn_b, token_a)
     assert "ermission denied" in str(denied.value), str(denied.value)[:2000]
 
 

@@ -1,6 +1,9 @@
 """A Spark engine: one process (one SparkContext, one JVM) per project user, started by
-server2 with HADOOP_USER_NAME=<project>__<user>, so every metastore call (set_ugi) and
-every WebHDFS request the session makes carries that identity.
+server2 with HADOOP_USER_NAME=<project>__<user> and, in a secured deployment, that user's
+delegation token (on stdin, after the authentication key; written to the engine's own home
+as its Hadoop token file), so every metastore call and every WebHDFS request the session
+makes is proven as that user.  In a sandbox it runs as an OS account of its own, whose home
+is emptied at start (engines.py).
 
 It listens on a Unix socket (multiprocessing.connection, with an authentication key from
 server2) and serves each connection in a thread.  A connection is one request:
@@ -22,16 +25,19 @@ Replies are ``("ok", payload)`` or ``("error", sqlstate, message)``.
 from __future__ import annotations
 
 import argparse
+import base64
 import fnmatch
 import itertools
 import logging
 import os
+import shutil
 import sys
 import threading
 from multiprocessing.connection import Connection, Listener
 from typing import Any
 
 from ..core.logs import setup_logging
+from ..security.token_files import write_private
 from .results import ArrowResult, RowResult, arrow_fits, arrow_result
 from .values import type_name
 
@@ -227,22 +233,50 @@ class Engine:
         raise ValueError(f"unknown listing {kind}")
 
 
+def prepare_home(home: str, credentials: bytes, env: dict[str, str]) -> None:
+    """Make ``home`` this engine's own: emptied of what an earlier engine of the same
+    sandbox account left, its token file written there (0600), HOME, the working directory
+    and every temporary directory (Spark's, the JVM's) inside it."""
+    os.makedirs(home, mode=0o700, exist_ok=True)
+    for entry in os.listdir(home):
+        path = os.path.join(home, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    tmp = os.path.join(home, "tmp")
+    os.makedirs(tmp, mode=0o700)
+    os.environ.pop("HADOOP_TOKEN_FILE_LOCATION", None)
+    if credentials:
+        write_private(os.path.join(home, "token"), credentials)
+        os.environ["HADOOP_TOKEN_FILE_LOCATION"] = os.path.join(home, "token")
+    os.environ.update(env, HOME=home, TMPDIR=tmp)
+    os.chdir(home)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hopshive-server2-engine", description="A Spark engine of server2.")
     parser.add_argument("--socket", required=True)
+    parser.add_argument("--home", required=True, help="the engine's own directory (emptied at start)")
     parser.add_argument("--app-name", default="hopshive-server2")
     parser.add_argument("--conf", action="append", default=[], help="key=value Spark setting")
+    parser.add_argument("--env", action="append", default=[], help="KEY=value environment variable")
     args = parser.parse_args(argv)
     setup_logging(os.environ.get("HOPSHIVE_ENGINE_LOG_LEVEL", "info"))
     authkey = bytes.fromhex(sys.stdin.readline().strip())
+    credentials = base64.b64decode(sys.stdin.readline().strip())
+    prepare_home(args.home, credentials, dict(setting.partition("=")[::2] for setting in args.env))
     from pyspark.sql import SparkSession
-    builder = SparkSession.builder.appName(args.app_name).enableHiveSupport()
+    tmp = os.path.join(args.home, "tmp")
+    builder = (SparkSession.builder.appName(args.app_name).enableHiveSupport()
+               .config("spark.local.dir", tmp).config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={tmp}"))
     for setting in args.conf:
         key, _, value = setting.partition("=")
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     engine = Engine(spark, args.socket, authkey)
+    os.chmod(args.socket, 0o666)        # server2 connects from its own account; the authkey is the lock
     print("READY", flush=True)
     log.info("engine ready", extra={"user": os.environ.get("HADOOP_USER_NAME"), "socket": args.socket})
     threading.Thread(target=engine.serve, daemon=True).start()
@@ -251,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         engine.listener.close()
         spark.stop()
+        if os.environ.get("HADOOP_TOKEN_FILE_LOCATION"):     # no token outlives its engine
+            os.unlink(os.environ["HADOOP_TOKEN_FILE_LOCATION"])
     return 0
 
 

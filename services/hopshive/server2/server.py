@@ -46,6 +46,12 @@ DEFAULTS = {
         "engine_idle_timeout": 600.0,    # an engine without sessions stops after this long
         "engine_start_timeout": 180.0,
         "work_dir": "",                  # engine sockets and logs; empty: a temporary directory
+        # The sandbox: OS accounts engines run as, one engine per account at a time (sudo -n -u
+        # each must be allowed for server2's account); empty: engines run as server2's account.
+        "engine_accounts": [],
+        # Where the accounts' homes (<engine_root>/<account>, 0700, theirs) and, in a
+        # sandbox, the engines' sockets (<engine_root>/sockets) are; empty: work_dir.
+        "engine_root": "",
         "spark_master": "local[2]",
         "driver_memory": "768m",
         "metastore_uris": "thrift://127.0.0.1:9083",
@@ -88,7 +94,8 @@ def engine_settings(s2: dict, security: dict) -> dict:
     conf.update(s2["spark_conf"] or {})
     return {"spark_conf": conf, "engine_env": s2["engine_env"] or {}, "max_engines": s2["max_engines"],
             "engine_idle_timeout": s2["engine_idle_timeout"], "engine_start_timeout": s2["engine_start_timeout"],
-            "work_dir": s2["work_dir"], "security_mode": security["mode"], "namenodes": security["namenodes"],
+            "work_dir": s2["work_dir"], "engine_accounts": s2["engine_accounts"] or [],
+            "engine_root": s2["engine_root"], "security_mode": security["mode"], "namenodes": security["namenodes"],
             "nameservices": [security["nameservice"]] if security["nameservice"] else [],
             "token_refresh_margin": security["token_refresh_margin"]}
 
