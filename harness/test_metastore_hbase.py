@@ -15,7 +15,7 @@ import itertools
 import pytest
 from pymetastore.hive_metastore import ttypes as api
 
-from harness.support import metastore as ms
+from harness.support import identity, metastore as ms
 from harness.support.spark import SPARK_TIMEOUT, hive_session, remove_run_trash, spark_conf_problem
 from tests.support.hms import database, partition, table
 from tests.support.spark_workload import PHASES, assert_same_results
@@ -135,13 +135,21 @@ def test_spark_workload_on_the_hbase_store(hbase_workload, phase):
 
 def test_pyiceberg_hive_catalog(hbase_metastores, scratch, targets, tmp_path):
     """pyiceberg's HiveCatalog (Hive 3+ IDL): namespaces, tables, a commit (which takes a
-    Hive lock around alter_table), seen by every instance; rename and drops."""
-    hive = pytest.importorskip("pyiceberg.catalog.hive", reason="pyiceberg[hive] is not installed")
+    Hive lock around alter_table), seen by every instance; rename and drops.  Where the
+    metastores believe only tokens, through hopshive.clients.pyiceberg's TokenHiveCatalog
+    (pyiceberg's catalog, connecting with SASL DIGEST-MD5) and the user's token."""
+    pytest.importorskip("pyiceberg.catalog.hive", reason="pyiceberg[hive] is not installed")
+    from pyiceberg.catalog import load_catalog
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField, StringType
 
     host, port = hbase_metastores[0]
-    catalog = hive.HiveCatalog("hms", **{"uri": f"thrift://{host}:{port}", "warehouse": f"file://{tmp_path}/wh"})
+    properties = {"uri": f"thrift://{host}:{port}", "warehouse": f"file://{tmp_path}/wh"}
+    if token := identity.token(targets.user):
+        properties.update({"py-catalog-impl": "hopshive.clients.pyiceberg.TokenHiveCatalog", "hopshive.token": token})
+    else:
+        properties["type"] = "hive"
+    catalog = load_catalog("hms", **properties)
     namespace = f"{scratch.prefix}ice"
     try:
         catalog.create_namespace(namespace, {"location": f"file://{tmp_path}/{namespace}.db"})
