@@ -34,15 +34,6 @@ class ConnectionContext(threading.local):
     sessions: list = []
 
 
-def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
-    """The server's TLS settings (TLS 1.2 or later); a missing or unreadable certificate or key
-    raises here, at start, not at the first client."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(cert_file, key_file)
-    return context
-
-
 class _Replayed:
     """A connection whose first bytes were read to tell the protocols apart (a TLS socket
     cannot peek): they are read again first; everything else is the socket's."""
