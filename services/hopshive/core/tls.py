@@ -10,6 +10,7 @@ ConfigError at start, not a failure at the first client.
 
 from __future__ import annotations
 
+import socket
 import ssl
 from typing import Mapping
 
@@ -72,3 +73,28 @@ class VerifyingSession(requests.Session):
 def http_scheme(section: Mapping) -> str:
     """``https`` when ``section`` serves TLS (its tls_cert_file is set), else ``http``."""
     return "https" if section.get("tls_cert_file") else "http"
+
+
+class Replayed:
+    """A connection whose first bytes were read to tell protocols apart (a TLS socket cannot
+    peek): they are read again first, and MSG_PEEK peeks at them; everything else is the
+    socket's.  ``pending()`` counts them with what TLS has decrypted but not handed out, which
+    select() on the socket cannot see."""
+
+    def __init__(self, sock, head: bytes):
+        self._sock, self._head = sock, head
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        if flags & socket.MSG_PEEK:
+            return self._head[:size]
+        if self._head:
+            data, self._head = self._head[:size], self._head[size:]
+            return data
+        return self._sock.recv(size)
+
+    def pending(self) -> int:
+        inner = getattr(self._sock, "pending", None)
+        return len(self._head) + (inner() if inner else 0)
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
