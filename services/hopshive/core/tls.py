@@ -10,6 +10,7 @@ ConfigError at start, not a failure at the first client.
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 from typing import Mapping
@@ -19,6 +20,8 @@ import requests
 from .config import ConfigError
 
 MINIMUM_VERSION = ssl.TLSVersion.TLSv1_2
+# Where the deployment puts its CA's certificate on every host (roles/configure, roles/spark).
+DEPLOYED_CA_FILE = "/etc/hopshive/tls/ca.pem"
 
 
 def server_context(section: Mapping, where: str) -> ssl.SSLContext | None:
@@ -47,6 +50,14 @@ def client_context(ca_file: str = "") -> ssl.SSLContext:
         raise ConfigError(f"tls_ca_file {ca_file} cannot be used: {exc}") from exc
     context.minimum_version = MINIMUM_VERSION
     return context
+
+
+def default_ca_file(environ: Mapping[str, str]) -> str:
+    """The CA a command-line client verifies with when not told: $HOPSHIVE_CA_FILE, else the
+    deployment's CA file when this host has one, else "" (the system's trust store)."""
+    if environ.get("HOPSHIVE_CA_FILE"):
+        return environ["HOPSHIVE_CA_FILE"]
+    return DEPLOYED_CA_FILE if os.path.exists(DEPLOYED_CA_FILE) else ""
 
 
 def verify(ca_file: str = "") -> str | bool:
