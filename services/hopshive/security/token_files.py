@@ -36,8 +36,9 @@ def namenodes_of_client_conf(conf_dir: str | Path) -> tuple[list[str], list[str]
         return [], []
     conf = {p.findtext("name"): p.findtext("value") or "" for p in root.iter("property")}
     nameservices = [n.strip() for n in conf.get("dfs.nameservices", "").split(",") if n.strip()]
-    namenodes = [value for name, value in conf.items()
-                 if any(name.startswith(f"dfs.namenode.http-address.{ns}.") for ns in nameservices)]
+    namenodes = [value for name, value in conf.items()    # https-address: swebhdfs://'s keys
+                 if any(name.startswith(f"dfs.namenode.{key}.{ns}.")
+                        for ns in nameservices for key in ("http-address", "https-address"))]
     default = urlsplit(conf.get("fs.defaultFS", ""))
     if default.scheme in ("webhdfs", "swebhdfs") and default.port:
         namenodes.append(default.netloc)
