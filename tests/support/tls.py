@@ -1,6 +1,7 @@
 """A private CA for component tests, made with the openssl command (as an operator would):
 a CA certificate, a server certificate for 127.0.0.1 and localhost signed by it, and the
-CA as a PKCS12 truststore made by Java's keytool for Hadoop's and Hive's Java clients."""
+CA as a PKCS12 truststore made by Java's keytool for Hadoop's and Hive's Java clients.
+The harness makes the truststore of a deployment's CA with the same helpers."""
 
 from __future__ import annotations
 
@@ -42,16 +43,26 @@ def make_ca(directory: Path, names: tuple[str, ...] = ("DNS:localhost", "IP:127.
                           "basicConstraints=CA:FALSE\n")
     _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca_cert), "-CAkey", str(ca_key), "-CAcreateserial",
              "-out", str(cert), "-days", "2", "-sha256", "-extfile", str(extensions))
-    truststore = directory / "truststore.p12"
-    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "hopshive-ca", "-file", str(ca_cert),
-                    "-keystore", str(truststore), "-storetype", "PKCS12", "-storepass", TRUSTSTORE_PASSWORD],
+    return TestCA(ca_cert, cert, key, truststore(ca_cert, directory / "truststore.p12"))
+
+
+def truststore(ca_file: Path, path: Path) -> Path:
+    """A PKCS12 truststore holding the CA certificate ``ca_file``, made by keytool (as
+    roles/spark makes the deployment's)."""
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "hopshive-ca", "-file", str(ca_file),
+                    "-keystore", str(path), "-storetype", "PKCS12", "-storepass", TRUSTSTORE_PASSWORD],
                    check=True, capture_output=True, timeout=120)
-    return TestCA(ca_cert, cert, key, truststore)
+    return path
 
 
 def ssl_client_xml(ca: TestCA) -> str:
     """Hadoop's ssl-client.xml: the truststore that WebHdfsFileSystem (swebhdfs://) checks with."""
-    properties = {"ssl.client.truststore.location": str(ca.truststore),
+    return ssl_client_xml_for(ca.truststore)
+
+
+def ssl_client_xml_for(store: Path) -> str:
+    """ssl-client.xml naming the truststore ``store`` (made by ``truststore``)."""
+    properties = {"ssl.client.truststore.location": str(store),
                   "ssl.client.truststore.password": TRUSTSTORE_PASSWORD,
                   "ssl.client.truststore.type": "pkcs12"}
     body = "".join(f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items())

@@ -68,7 +68,8 @@ def verify(ca_file: str = "") -> str | bool:
 class VerifyingSession(requests.Session):
     """A requests Session that checks servers with ``ca_file`` even where $REQUESTS_CA_BUNDLE
     or $CURL_CA_BUNDLE is set: plain requests lets those variables replace a Session's
-    ``verify`` on every call that does not pass its own."""
+    ``verify`` on every call that does not pass its own.  Without ``ca_file`` those variables
+    apply, as for any requests client."""
 
     def __init__(self, ca_file: str = ""):
         super().__init__()
@@ -76,7 +77,7 @@ class VerifyingSession(requests.Session):
 
     def merge_environment_settings(self, url, proxies, stream, verify, cert):  # noqa: A002 -- requests' names
         settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
-        if verify is None:
+        if verify is None and self.verify is not True:
             settings["verify"] = self.verify
         return settings
 
