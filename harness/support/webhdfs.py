@@ -8,8 +8,6 @@ from __future__ import annotations
 from typing import Iterator
 from urllib.parse import quote
 
-import requests
-
 from hopshive.core.tls import VerifyingSession
 
 from . import identity, trust
