@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.support import identity, inodes, metastore as ms, metrics, targets as target_config
+from harness.support import identity, inodes, metastore as ms, metrics, targets as target_config, trust
 from harness.support.platform import PlatformAdmin
 from harness.support.spark import Reference, hive_session, session, spark_conf_problem
 from harness.support.webhdfs import WebHdfs
@@ -46,6 +46,7 @@ def _unavailable(targets, reason: str):
 def targets(request):
     found = target_config.load(request.config.getoption("--inventory"))
     identity.use(found)
+    trust.use(found)
     return found
 
 

@@ -35,7 +35,7 @@ def fs(targets, webhdfs):
     fsspec = pytest.importorskip("fsspec")
     host, _, port = targets.authority.rpartition(":")
     return fsspec.filesystem("webhdfs", host=host, port=int(port or 80), skip_instance_cache=True,
-                             **identity.fsspec_identity(targets.user))
+                             use_https=targets.tls, **identity.fsspec_identity(targets.user))
 
 
 # ------------------------------------------------------------------ HdfsCLI

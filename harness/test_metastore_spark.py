@@ -50,7 +50,7 @@ def test_spark_uses_the_deployed_metastores(hive_spark, spark_reference, targets
         assert info["spark_conf_dir"] == targets.spark_conf_dir
         assert info["catalog"] == "hive", info
         assert sorted(info["uris"].split(",")) == sorted(targets.metastore_uris.split(",")), info
-        assert info["default_fs"] == f"webhdfs://{targets.authority}", info
+        assert info["default_fs"] == targets.uri(""), info
         assert int(info["failure_retries"]) >= 1, info
     name = f"{prefix}probe"
     result = hive_spark.run({"probe": [f"CREATE DATABASE {name}", "SHOW DATABASES"]}, timeout=SPARK_TIMEOUT)["probe"]

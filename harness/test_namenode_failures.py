@@ -55,7 +55,7 @@ def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, 
     path = f"{root}/nn-failure"
     writer.write(f"{path}/small", SMALL)
     writer.write(f"{path}/large", LARGE, replication=2)
-    logical = f"webhdfs://{targets.nameservice}{path}"
+    logical = f"{targets.scheme}://{targets.nameservice}{path}"
     ha_spark.range(100).write.parquet(f"{logical}/before")
 
     victim.stop()

@@ -131,7 +131,7 @@ def test_a_members_token_acts_as_its_project_user_on_every_namenode(targets, mem
         answer = status(url, f"/Projects/{project}/by-token.txt", token)
         assert answer.status_code == 200, f"{url}: {answer.text}"
         assert answer.json()["FileStatus"]["owner"] == user
-    fs = WebHDFS(*targets.authority.rsplit(":", 1), token=token)
+    fs = WebHDFS(*targets.authority.rsplit(":", 1), token=token, use_https=targets.tls)
     assert fs.cat(f"/Projects/{project}/by-token.txt") == b"written with a platform token\n"
 
 
@@ -141,7 +141,7 @@ def test_a_token_reaches_no_other_project(targets, members):
     with pytest.raises(HdfsError, match="ermission denied"):
         TokenClient(targets.webhdfs_url, token_b).list(f"/Projects/{project_a}")
     with pytest.raises(PermissionError):
-        WebHDFS(*targets.authority.rsplit(":", 1), token=token_b).ls(f"/Projects/{project_a}")
+        WebHDFS(*targets.authority.rsplit(":", 1), token=token_b, use_https=targets.tls).ls(f"/Projects/{project_a}")
     # A name beside the token changes nothing: the token speaks, not user.name.
     answer = requests.get(f"{targets.webhdfs_url}/webhdfs/v1/Projects/{project_a}",
                           params={"op": "LISTSTATUS", "delegation": token_b, "user.name": "hdfs"}, timeout=30)

@@ -13,7 +13,7 @@ from hopshive.metastore.authentication import REFUSAL
 from tests.support import hms
 from tests.support.polling import wait_until
 
-from . import identity
+from . import identity, trust
 
 # Rows of the `metastore` schema below a location prefix, by kind.
 _BELOW = "LEFT(s.LOCATION, CHAR_LENGTH(%s)) = %s"
@@ -42,8 +42,8 @@ def client(instance: tuple, user: str, timeout: float = 120.0) -> hms.thrift_cli
     host, port = instance
     token = identity.metastore_token(user)
     if token is not None:
-        return hms.thrift_client(port, host=host, user=None, timeout=timeout, token=token)
-    return hms.thrift_client(port, host=host, user=user, timeout=timeout)
+        return hms.thrift_client(port, host=host, user=None, timeout=timeout, token=token, ca_file=trust.ca_file())
+    return hms.thrift_client(port, host=host, user=user, timeout=timeout, ca_file=trust.ca_file())
 
 
 def probe(instance: tuple, timeout: float = 5.0) -> str | None:

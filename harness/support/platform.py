@@ -4,7 +4,9 @@ accounts, as HopsWorks does)."""
 
 from __future__ import annotations
 
-import requests
+from hopshive.core.tls import VerifyingSession
+
+from . import trust
 
 API = "/hopsworks-api/api"
 
@@ -14,7 +16,7 @@ class PlatformAdmin:
 
     def __init__(self, url: str, email: str, password: str):
         self.url = url
-        self.http = requests.Session()
+        self.http = VerifyingSession(trust.ca_file() or "")
         self.login_response = self.http.post(f"{url}{API}/auth/login", data={"email": email, "password": password},
                                              timeout=30)
         self.login_response.raise_for_status()
@@ -64,7 +66,7 @@ def owned_projects(platform: PlatformAdmin, prefix: str, password: str, keys=("a
 def project_token(url: str, email: str, password: str, project: str) -> dict:
     """What a member gets as hopshive-platform login does: log in, ask for the project's
     token; {urlString, user, expiresAt}."""
-    with requests.Session() as http:
+    with VerifyingSession(trust.ca_file() or "") as http:
         http.post(f"{url}{API}/auth/login", data={"email": email, "password": password}, timeout=30
                   ).raise_for_status()
         answer = http.post(f"{url}{API}/project/{project}/token", timeout=30)

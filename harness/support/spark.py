@@ -9,7 +9,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from . import identity
+from . import identity, trust
 from .targets import Targets
 
 SPARK_TIMEOUT = 900
@@ -21,7 +21,8 @@ def session(targets: Targets, warehouse: str, work: Path, app: str = "hopshive-h
     os.environ["HADOOP_USER_NAME"] = targets.user  # read by the JVM's UserGroupInformation at start
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     token_file = identity.token_file(targets.user, work / "token")
-    with environment(HADOOP_TOKEN_FILE_LOCATION=str(token_file) if token_file else None):
+    tls = {"SPARK_CONF_DIR": trust.spark_conf_dir()} if trust.ca_file() else {}    # ssl-client.xml
+    with environment(HADOOP_TOKEN_FILE_LOCATION=str(token_file) if token_file else None, **tls):
         spark = _local_session(app, warehouse)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -134,13 +135,13 @@ def hive_session(targets, uris: str, warehouse: str, work: Path):
             args += ["--conf", f"spark.hadoop.hive.metastore.uris={uris}"]
     else:
         args = ["--catalog", "hive", "--uris", uris, "--warehouse", warehouse,
-                "--conf", f"spark.hadoop.fs.defaultFS=webhdfs://{targets.authority}",
+                "--conf", f"spark.hadoop.fs.defaultFS={targets.uri('')}",
                 "--conf", "spark.hadoop.hive.metastore.failure.retries=3",
                 "--conf", "spark.hadoop.hive.metastore.client.connect.retry.delay=1s",
                 *session_args(build_jar(work / "spark-extension"))]
         if identity.secured():
             args += [arg for key, value in METASTORE_TOKEN_CONF.items() for arg in ("--conf", f"{key}={value}")]
-        conf_dir = None
+        conf_dir = trust.spark_conf_dir()     # ssl-client.xml and the truststore with TLS, else None
     env = {"HADOOP_USER_NAME": targets.spark_user}
     if token_file := identity.token_file(targets.spark_user, work / "token"):
         env["HADOOP_TOKEN_FILE_LOCATION"] = str(token_file)

@@ -26,6 +26,12 @@ Targets come from an Ansible inventory (``--inventory PATH``) or from the enviro
                           hopshive_metastore_hbase_port when it has an hbase group)
   HOPSHIVE_SERVER2        server2's host:port (default 127.0.0.1:10000)
   HOPSHIVE_PLATFORM_URL   the platform API (default http://127.0.0.1:8181)
+  HOPSHIVE_TLS            1: the services serve TLS (the inventory's hopshive_tls); the
+                          WebHDFS and platform URLs are then https and swebhdfs:// names the
+                          namespace
+  HOPSHIVE_CA_FILE        the CA the clients verify the services with (from an inventory: the
+                          CA the deployment made, <inventory>/.tls/ca.pem, or the site's
+                          tls_site_ca_file)
   HOPSHIVE_PLATFORM_ADMIN, HOPSHIVE_PLATFORM_ADMIN_PASSWORD
                           a platform administrator, who makes the server2 scenarios' users
                           and projects (default: the deployment's first administrator)
@@ -78,14 +84,21 @@ class Targets:
     platform_admin: tuple = DEFAULT_PLATFORM_ADMIN   # (e-mail, password)
     group_hosts: dict = field(default_factory=dict)  # {inventory group: its first host's address}; {}: all here
     security_mode: str = "token"            # the services': "token" believes tokens only, "simple" names
+    tls: bool = False                       # the services serve TLS (hopshive_tls)
+    ca_file: str = ""                       # the CA they are verified with when they do
 
     @property
     def authority(self) -> str:
         """host:port of the WebHDFS endpoint, as in webhdfs://host:port/path."""
         return urlsplit(self.webhdfs_url).netloc
 
+    @property
+    def scheme(self) -> str:
+        """The namespace's URI scheme: swebhdfs with TLS, else webhdfs."""
+        return "swebhdfs" if self.tls else "webhdfs"
+
     def uri(self, path: str) -> str:
-        return f"webhdfs://{self.authority}{path}"
+        return f"{self.scheme}://{self.authority}{path}"
 
     @property
     def metastore_uris(self) -> str:
@@ -120,7 +133,7 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
     found, source = {}, "environment"
     if inventory:
         found, source = from_inventory(inventory), f"inventory {inventory}"
-    url = environ.get("HOPSHIVE_WEBHDFS_URL") or found.get("webhdfs_url") or DEFAULT_URL
+    url = environ.get("HOPSHIVE_WEBHDFS_URL") or found.get("webhdfs_url")
     metastores = found.get("metastores") or DEFAULT_METASTORES
     if environ.get("HOPSHIVE_METASTORE_URIS"):
         metastores = metastores_from_uris(environ["HOPSHIVE_METASTORE_URIS"])
@@ -146,9 +159,12 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
     if environ.get("HOPSHIVE_SERVER2"):
         host, _, port = environ["HOPSHIVE_SERVER2"].rpartition(":")
         server2 = (host, int(port))
+    tls = environ["HOPSHIVE_TLS"] not in ("", "0", "false") if "HOPSHIVE_TLS" in environ else bool(found.get("tls"))
+    scheme = "https" if tls else "http"
     admin = found.get("platform_admin") or DEFAULT_PLATFORM_ADMIN
     admin = (environ.get("HOPSHIVE_PLATFORM_ADMIN") or admin[0],
              environ.get("HOPSHIVE_PLATFORM_ADMIN_PASSWORD") or admin[1])
+    url = url or _with_scheme(DEFAULT_URL, scheme)
     return Targets(webhdfs_url=url.rstrip("/"), db=db, metastores=metastores, spark_conf_dir=spark_conf_dir,
                    user=environ.get("HOPSHIVE_E2E_USER") or getpass.getuser(),
                    spark_user=environ.get("HOPSHIVE_E2E_SPARK_USER") or "hh_e2e_spark",
@@ -158,7 +174,8 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    namenodes=found.get("namenodes", ()), nameservice=found.get("nameservice"),
                    hbase_metastores=hbase_metastores, server2=server2,
                    platform_url=(environ.get("HOPSHIVE_PLATFORM_URL") or found.get("platform_url")
-                                 or DEFAULT_PLATFORM_URL).rstrip("/"),
+                                 or _with_scheme(DEFAULT_PLATFORM_URL, scheme)).rstrip("/"),
+                   tls=tls, ca_file=environ.get("HOPSHIVE_CA_FILE") or found.get("ca_file") or "",
                    platform_admin=admin, group_hosts=found.get("group_hosts", {}),
                    hive_admin=found.get("hive_admin") or "hive",
                    security_mode=environ.get("HOPSHIVE_SECURITY_MODE") or found.get("security_mode") or "token")
@@ -194,9 +211,11 @@ def from_inventory(path: str) -> dict:
         value = _render(variables.get(name), variables)
         return default if value is None else value
 
+    tls = bool(var("hopshive_tls", False))
+    scheme = "https" if tls else "http"
     url = None
     if host("namenode"):
-        url = f"http://{host('namenode')}:{var('hopshive_namenode_port', 9870)}"
+        url = f"{scheme}://{host('namenode')}:{var('hopshive_namenode_port', 9870)}"
     db = {}
     if host("mysql_cluster"):
         db = {"host": host("mysql_cluster"), "port": var("hopshive_db_port", 3306),
@@ -223,12 +242,21 @@ def from_inventory(path: str) -> dict:
              "hive_admin": var("hopshive_hive_admin", "hive"),
              "security_mode": var("hopshive_security_mode", "token"),
              "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),
-                                var("platform_admin_password", DEFAULT_PLATFORM_ADMIN[1]))}
+                                var("platform_admin_password", DEFAULT_PLATFORM_ADMIN[1])),
+             "tls": tls,
+             # roles/tls: the deployment's CA on this controller (tls_controller_dir's default),
+             # or the site's own.
+             "ca_file": (var("tls_site_ca_file", "") if var("tls_source", "deployment") == "site"
+                         else str(hosts_file.parent / ".tls" / "ca.pem")) if tls else ""}
     if host("server2"):
         found["server2"] = (host("server2"), int(var("hopshive_server2_port", DEFAULT_SERVER2[1])))
     if host("platform"):
-        found["platform_url"] = f"http://{host('platform')}:{var('hopshive_platform_port', 8181)}"
+        found["platform_url"] = f"{scheme}://{host('platform')}:{var('hopshive_platform_port', 8181)}"
     return found
+
+
+def _with_scheme(url: str, scheme: str) -> str:
+    return f"{scheme}://{url.split('://', 1)[1]}"
 
 
 def _walk_group(name: str, group: dict, groups: dict, hostvars: dict) -> list[str]:

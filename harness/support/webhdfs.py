@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Iterator
 from urllib.parse import quote
 
-import requests
+from hopshive.core.tls import VerifyingSession
 
-from . import identity
+from . import identity, trust
 
 PREFIX = "/webhdfs/v1"
 
@@ -26,7 +26,7 @@ class WebHdfs:
         self.url, self.user, self.timeout = url.rstrip("/"), user, timeout
         token = identity.token(user)
         self.auth = {"delegation": token} if token else {"user.name": user}
-        self.session = requests.Session()
+        self.session = VerifyingSession(trust.ca_file() or "")
 
     def _call(self, method: str, path: str, op: str, ok=(200,), **params):
         params = {"op": op, **self.auth, **{k: str(v).lower() if isinstance(v, bool) else v

@@ -10,7 +10,7 @@ from dataclasses import replace
 import requests
 
 from hopshive.security.secrets import SecretManager
-from hopshive.security.tokens import HIVE_KIND, WEBHDFS_KIND, Token, read_credentials_file
+from hopshive.security.tokens import HIVE_KIND, SWEBHDFS_KIND, WEBHDFS_KIND, Token, read_credentials_file
 from tests.component.test_platform import PASSWORD, add_user, platform  # noqa: F401 (fixture)
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
 from tests.support.server2 import API
@@ -53,7 +53,8 @@ def test_project_token_for_members_only(platform, platform_stack):
     assert done.returncode == 0, done.stderr
     filed = read_credentials_file(path.read_bytes())
     assert path.stat().st_mode & 0o777 == 0o600
-    assert {(t.kind, t.service) for t in filed.values()} == {(WEBHDFS_KIND, namenode.address), (HIVE_KIND, "hopshive")}
+    assert {(t.kind, t.service) for t in filed.values()} == {
+        (WEBHDFS_KIND, namenode.address), (SWEBHDFS_KIND, namenode.address), (HIVE_KIND, "hopshive")}
     assert {t.url_string() for t in filed.values()} != {done.stdout.strip()}     # labelled, same secret:
     assert {Token.from_url_string(done.stdout.strip()).password} == {t.password for t in filed.values()}
     refused = platform.cli("login", "--url", platform.url, "--email", "jon@example.org", "--password-stdin",

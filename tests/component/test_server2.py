@@ -353,7 +353,8 @@ def tls_server2(server2, platform_stack, tls_files):
     """A second server2 on the same platform, with TLS on (the users and projects are server2's)."""
     server = Server2Process(platform_stack["base"] / "server2-tls", platform_stack["platform"].url,
                             platform_stack["metastore"].port, platform_stack["namenode"].address,
-                            tls_cert_file=str(tls_files["cert"]), tls_key_file=str(tls_files["key"])).start()
+                            tls_cert_file=str(tls_files["cert"]), tls_key_file=str(tls_files["key"]),
+                            tls_ca_file=str(tls_files["cert"])).start()     # its --check verifies, as clients do
     yield server
     code = server.stop(60)
     assert code == 0, server.log_tail()

@@ -13,8 +13,9 @@ from typing import Callable, Sequence
 
 from pymetastore.hive_metastore import ttypes as api
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport import TSocket, TTransport
+from thrift.transport import TSocket, TSSLSocket, TTransport
 
+from hopshive.core.tls import client_context
 from hopshive.security.sasl_client import digest_md5_transport
 
 
@@ -25,19 +26,20 @@ class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with
     With ``token`` (a delegation token's identifier and password bytes) the connection
     authenticates with SASL DIGEST-MD5 as Hadoop clients do (hopshive.security.sasl_client,
     which the platform's provisioning uses too); pass ``user=None`` to send no set_ugi then,
-    as Hive's client does.
+    as Hive's client does.  With ``ca_file`` the connection is TLS, verified with that CA.
 
     A class, not a @contextmanager generator: the generated exceptions are frozen, and
     contextlib re-raising one through a generator sets its __traceback__, which turns a
     MetaException into "TypeError: can't modify immutable instance"."""
 
     def __init__(self, port: int, hive2: bool = False, user: str | None = "alice", timeout: float = 30.0,
-                 host: str = "127.0.0.1", token: tuple[bytes, bytes] | None = None):
+                 host: str = "127.0.0.1", token: tuple[bytes, bytes] | None = None, ca_file: str | None = None):
         if hive2:
             from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
         else:
             from pymetastore.hive_metastore import ThriftHiveMetastore
-        sock = TSocket.TSocket(host, port)
+        sock = TSocket.TSocket(host, port) if ca_file is None \
+            else TSSLSocket.TSSLSocket(host, port, ssl_context=client_context(ca_file))
         sock.setTimeout(int(timeout * 1000))
         self.transport = TTransport.TBufferedTransport(sock) if token is None else digest_md5_transport(sock, *token)
         self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))

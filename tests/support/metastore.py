@@ -73,8 +73,10 @@ class MetastoreProcess(ServiceProcess):
         super().__init__(base, self.config, name="metastore")
 
     def healthy(self) -> bool:
+        ms = self.config["metastore"]
+        tls = ["--ca-file", ms["tls_ca_file"]] if ms.get("tls_cert_file") else []
         return subprocess.run([sys.executable, "-m", "hopshive.metastore.probe", "--port", str(self.port),
-                               "--timeout", "2"], capture_output=True).returncode == 0
+                               "--timeout", "2", *tls], capture_output=True).returncode == 0
 
 
 def invariant_violations(database, owned: bool = True) -> dict:

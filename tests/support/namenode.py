@@ -28,8 +28,11 @@ SUPERUSER = "hdfs"
 class NamenodeServer:
     """``hopshive-namenode --config FILE`` with test settings; ``url`` is its base URL."""
 
-    def __init__(self, base: Path, database: dict, workers: int = 2, security: str = "simple", **namenode):
+    def __init__(self, base: Path, database: dict, workers: int = 2, security: str = "simple", ca=None,
+                 **namenode):
+        """``ca``: a tests.support.tls.TestCA to serve swebhdfs:// (https) with."""
         self.base = base
+        self.ca = ca
         self.port = _free_port()
         self.data_dir = base / "data"
         self.log_path = base / "namenode.log"
@@ -41,6 +44,8 @@ class NamenodeServer:
             "proxy_users": {PROXY_USER: {"users": "*", "hosts": "*", "groups": "*"}},
             "heartbeat_interval": 0.5, "shutdown_timeout": 5.0,
         }
+        if ca is not None:
+            settings.update(ca.server_settings(), tls_ca_file=str(ca.ca_file))
         settings.update(namenode)
         base.mkdir(parents=True, exist_ok=True)
         # security "simple" (user.name believed) is what the suites written before tokens
@@ -50,7 +55,12 @@ class NamenodeServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.ca else 'http'}://127.0.0.1:{self.port}"
+
+    @property
+    def verify(self) -> str | bool:
+        """requests' ``verify=`` for this server: its CA when it serves TLS."""
+        return str(self.ca.ca_file) if self.ca else True
 
     @property
     def address(self) -> str:
@@ -66,7 +76,7 @@ class NamenodeServer:
         if self.process.poll() is not None:
             raise AssertionError(f"hopshive-namenode exited with {self.process.returncode}:\n{self.log_tail()}")
         try:
-            return requests.get(self.url + "/health", timeout=2).status_code == 200
+            return requests.get(self.url + "/health", timeout=2, verify=self.verify).status_code == 200
         except requests.RequestException:
             return False
 

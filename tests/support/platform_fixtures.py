@@ -20,19 +20,22 @@ from tests.support.schemas import reset_schemas
 from tests.support.server2 import ADMIN, PlatformProcess
 
 
-def running_stack(mariadb, base: Path, security: str, **platform: object) -> Iterator[dict]:
+def running_stack(mariadb, base: Path, security: str, ca=None, **platform: object) -> Iterator[dict]:
     """Start the three services with the namenode and metastore in ``security`` mode, yield
     them ({"base", "db", "namenode", "metastore", "platform"}), stop them (each must obey
-    SIGTERM)."""
+    SIGTERM).  With ``ca`` (tests.support.tls.TestCA) all three serve TLS with its
+    certificate, and the platform verifies the other two with it."""
     database = Database(mariadb.config)
     reset_schemas(database)
-    namenode = NamenodeServer(base / "namenode", mariadb.config, workers=1, security=security).start()
+    tls = {} if ca is None else dict(ca.server_settings(), tls_ca_file=str(ca.ca_file))
+    namenode = NamenodeServer(base / "namenode", mariadb.config, workers=1, security=security, ca=ca).start()
     metastore = MetastoreProcess(base / "metastore",
-                                 settings(mariadb.config, namenode.address, security=security)).start()
+                                 settings(mariadb.config, namenode.address, security=security, **tls)).start()
     # A window far longer than the module runs: on a loaded host a 60 s window expired the
     # earlier tests' failures before the per-address limit was reached.  Loopback is the
     # trusted proxy (server2 runs there); tests log in from other 127.x addresses too.
     options = dict(max_failures=3, max_address_failures=8, failure_window=3600, trusted_proxies=["127.0.0.1"])
+    options.update(tls, metastore_tls=ca is not None)
     options.update(platform)
     platform_process = PlatformProcess(base / "platform", mariadb.config, namenode.url, metastore.port,
                                        **options).start()

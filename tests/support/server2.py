@@ -9,6 +9,8 @@ from pathlib import Path
 
 import requests
 
+from hopshive.core.tls import VerifyingSession, http_scheme, verify
+
 from tests.support.mariadb import _free_port
 from tests.support.service_process import ServiceProcess
 
@@ -24,6 +26,7 @@ class PlatformProcess(ServiceProcess):
         settings = {"bind": "127.0.0.1", "port": self.port, "namenode_url": namenode_url,
                     "metastore_port": metastore_port, "hive_admin": "hive"}
         settings.update(platform)
+        self.settings = settings
         super().__init__(base, {"log_level": "info", "database": dict(database), "platform": settings})
 
     def start(self):
@@ -32,11 +35,16 @@ class PlatformProcess(ServiceProcess):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{http_scheme(self.settings)}://127.0.0.1:{self.port}"
+
+    @property
+    def ca_file(self) -> str:
+        """The CA its https is verified with ("" without TLS)."""
+        return self.settings.get("tls_ca_file", "")
 
     def healthy(self) -> bool:
         try:
-            return requests.get(self.url + "/health", timeout=2).status_code == 200
+            return requests.get(self.url + "/health", timeout=2, verify=verify(self.ca_file)).status_code == 200
         except requests.RequestException:
             return False
 
@@ -45,7 +53,7 @@ class PlatformProcess(ServiceProcess):
                               input=stdin, capture_output=True, text=True, timeout=120)
 
     def session(self, email: str, password: str) -> requests.Session:
-        http = requests.Session()
+        http = VerifyingSession(self.ca_file)
         response = http.post(self.url + API + "/auth/login", data={"email": email, "password": password}, timeout=30)
         assert response.status_code == 200, response.text
         return http

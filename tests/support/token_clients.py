@@ -38,12 +38,13 @@ class JavaMetastoreClient:
         return path
 
     def run(self, port: int, token_file: Path | None, *actions: str, signature: str = SIGNATURE,
-            timeout: float = 120.0) -> tuple[int, list[str]]:
-        """(exit code, the client's output lines)."""
+            timeout: float = 120.0, jvm_options: tuple[str, ...] = ()) -> tuple[int, list[str]]:
+        """(exit code, the client's output lines).  ``jvm_options``: -D settings of the client
+        (see the Java source: hopshive.sasl, hopshive.truststore)."""
         env = {key: value for key, value in os.environ.items() if key != "HADOOP_TOKEN_FILE_LOCATION"}
         if token_file is not None:
             env["HADOOP_TOKEN_FILE_LOCATION"] = str(token_file)
-        done = subprocess.run(["java", "-Xmx256m", "-cp", self.classpath, "MetastoreTokenClient",
+        done = subprocess.run(["java", "-Xmx256m", *jvm_options, "-cp", self.classpath, "MetastoreTokenClient",
                                f"thrift://127.0.0.1:{port}", signature, *actions],
                               capture_output=True, text=True, timeout=timeout, env=env, cwd=self.work)
         lines = [line for line in done.stdout.splitlines() if line.startswith(("databases ", "table ", "token ", "renewed ", "cancelled", "ERROR "))]

@@ -21,6 +21,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from hopshive.core.db import Database
+from hopshive.core.tls import VerifyingSession
 from tests.support.namenode import NamenodeServer
 
 PREFIX = "/webhdfs/v1"
@@ -58,9 +59,11 @@ class WebHdfs:
     """WebHDFS calls as one user (optionally impersonating another with ``doas``): named with
     ``user.name``, or proven with a delegation ``token`` (its urlString)."""
 
-    def __init__(self, url: str, user: str, doas: str | None = None, token: str | None = None):
+    def __init__(self, url: str, user: str, doas: str | None = None, token: str | None = None,
+                 verify: str | bool = True):
+        """``verify``: the CA file an https ``url`` is checked against."""
         self.url, self.user, self.doas, self.token = url, user, doas, token
-        self.http = requests.Session()
+        self.http = VerifyingSession(verify if isinstance(verify, str) else "")
 
     def endpoint(self, path: str) -> str:
         return self.url + PREFIX + quote(path, safe="/")

@@ -22,6 +22,7 @@ def test_local_inventory_points_at_this_host():
     assert found.platform_url == "http://127.0.0.1:8181"
     assert found.platform_admin == targets.DEFAULT_PLATFORM_ADMIN
     assert found.containers == {} and found.nameservice is None
+    assert not found.tls and found.ca_file == "" and found.uri("/x") == "webhdfs://127.0.0.1:9870/x"
     assert found.group_hosts["cleaner"] == found.group_hosts["metastore"] == "127.0.0.1"
 
 
@@ -31,7 +32,10 @@ def test_cluster_inventory_names_every_node():
     assert {host for host, _ in found.metastores} == {address.split(":")[0] for address in found.namenodes}
     assert found.hbase_metastores == tuple((host, 9085) for host, _ in found.metastores)
     sql1 = found.server2[0]
-    assert found.server2 == (sql1, 10000) and found.platform_url == f"http://{sql1}:8181"
+    # TLS is on on the cluster inventories: https, swebhdfs://, the CA the deployment made.
+    assert found.server2 == (sql1, 10000) and found.platform_url == f"https://{sql1}:8181"
+    assert found.tls and found.webhdfs_url.startswith("https://") and found.uri("/x").startswith("swebhdfs://")
+    assert found.ca_file == str(INVENTORIES / "cluster" / ".tls" / "ca.pem")
     assert found.containers[sql1] == "hopshive-sql1"
     assert found.containers[found.group_hosts["cleaner"]] == "hopshive-nn1"   # its tier's first host
     assert found.db["password"] == "dev-only-cluster-admin-pw"
@@ -44,3 +48,9 @@ def test_environment_overrides_the_inventory():
     assert found.server2 == ("10.0.0.5", 10001)
     assert found.platform_url == "http://10.0.0.5:8181"
     assert found.platform_admin == ("root@site.example", "s3cret")
+
+
+def test_tls_from_the_environment():
+    found = targets.load(None, environ={"HOPSHIVE_TLS": "1", "HOPSHIVE_CA_FILE": "/site/ca.pem"})
+    assert found.webhdfs_url == "https://127.0.0.1:9870" and found.platform_url == "https://127.0.0.1:8181"
+    assert found.ca_file == "/site/ca.pem" and found.scheme == "swebhdfs"

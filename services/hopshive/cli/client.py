@@ -9,6 +9,8 @@ from urllib.parse import quote
 
 import requests
 
+from ..core.tls import VerifyingSession
+
 PREFIX = "/webhdfs/v1"
 CHUNK = 1 << 20
 TIMEOUT = 300
@@ -73,11 +75,12 @@ class WebHdfsClient:
     """WebHDFS as ``user``: proven with a delegation ``token`` (its urlString) when given,
     else named with user.name (what a namenode in simple mode believes)."""
 
-    def __init__(self, namenode: str, user: str, token: str | None = None):
+    def __init__(self, namenode: str, user: str, token: str | None = None, ca_file: str = ""):
+        """``ca_file``: the CA an https namenode (and its redirects) is verified with."""
         self.base = namenode.rstrip("/")
         self.user = user
         self.token = token
-        self.http = requests.Session()
+        self.http = VerifyingSession(ca_file)
 
     def _call(self, method: str, path: str, op: str, **params) -> requests.Response:
         query = {"op": op, **({"delegation": self.token} if self.token else {"user.name": self.user})}

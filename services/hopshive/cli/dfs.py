@@ -1,7 +1,8 @@
 """hopshive-dfs: a file-system shell over WebHDFS, in the spirit of `hdfs dfs`.
 
 Talks to --namenode (default $HOPSHIVE_NAMENODE, else the `namenode` of /etc/hopshive/dfs.yml,
-which the deployment writes on namenode hosts, else http://127.0.0.1:9870) as --user
+which the deployment writes on namenode hosts, else http://127.0.0.1:9870; an https namenode
+is verified with --ca-file, by default the deployment's CA) as --user
 (default $HADOOP_USER_NAME or the login name), proven by a delegation token: $HOPSHIVE_TOKEN,
 else the one in $HADOOP_TOKEN_FILE_LOCATION, else (root on a namenode host in token mode)
 one it mints itself.  Relative paths start at /user/<user>.
@@ -18,6 +19,7 @@ import sys
 
 import yaml
 
+from ..core.tls import DEPLOYED_CA_FILE, default_ca_file
 from ..security.token_files import credentials_for, write_private
 from . import tokens
 from .client import DfsError, WebHdfsClient
@@ -28,16 +30,29 @@ DEFAULT_NAMENODE = "http://127.0.0.1:9870"
 CLIENT_CONFIG = "/etc/hopshive/dfs.yml"
 
 
+def _client_setting(name: str, path: str) -> str | None:
+    """One setting of the deployment's client file (None when it has none)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            found = (yaml.safe_load(handle) or {}).get(name)
+    except (OSError, yaml.YAMLError, AttributeError):
+        found = None
+    return str(found) if found else None
+
+
 def default_namenode(environ=os.environ, path: str = CLIENT_CONFIG) -> str:
     """$HOPSHIVE_NAMENODE, else the deployment's client file, else this host's port 9870."""
     if environ.get("HOPSHIVE_NAMENODE"):
         return environ["HOPSHIVE_NAMENODE"]
-    try:
-        with open(path, encoding="utf-8") as handle:
-            found = (yaml.safe_load(handle) or {}).get("namenode")
-    except (OSError, yaml.YAMLError, AttributeError):
-        found = None
-    return str(found) if found else DEFAULT_NAMENODE
+    return _client_setting("namenode", path) or DEFAULT_NAMENODE
+
+
+def default_ca(environ=os.environ, path: str = CLIENT_CONFIG) -> str:
+    """$HOPSHIVE_CA_FILE, else the client file's ca_file, else the deployment's CA file when
+    this host has one, else "" (the system's trust store)."""
+    if environ.get("HOPSHIVE_CA_FILE"):
+        return environ["HOPSHIVE_CA_FILE"]
+    return _client_setting("ca_file", path) or default_ca_file(environ)
 
 # name, summary, flags [(option strings, help)], positionals [(dest, nargs, metavar, help)]
 COMMANDS = [
@@ -85,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "%(default)s)")
     parser.add_argument("--user", default=os.environ.get("HADOOP_USER_NAME") or getpass.getuser(),
                         help="user name to act as (default: $HADOOP_USER_NAME or the login name)")
+    parser.add_argument("--ca-file", default=default_ca(),
+                        help=f"the CA an https namenode is verified with (default: $HOPSHIVE_CA_FILE, else {CLIENT_CONFIG}'s"
+                             f" ca_file, else {DEPLOYED_CA_FILE} when it exists, else the system's trust store)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, summary, flags, positionals in COMMANDS:
         # -h means "human readable" for du, as in hdfs dfs: help is --help everywhere.
@@ -108,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_GLOBAL_WITH_VALUE = ("--namenode", "--user")
+_GLOBAL_WITH_VALUE = ("--namenode", "--user", "--ca-file")
 
 
 def undash(argv: list[str]) -> list[str]:
@@ -145,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "token":
             return mint_token(args)
-        shell = Shell(WebHdfsClient(args.namenode, args.user, tokens.token_for_shell(args.user, args.namenode)))
+        shell = Shell(WebHdfsClient(args.namenode, args.user, tokens.token_for_shell(args.user, args.namenode),
+                                    args.ca_file))
     except DfsError as exc:
         print(f"hopshive-dfs: {exc}", file=sys.stderr)
         return 1

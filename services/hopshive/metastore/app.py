@@ -9,6 +9,7 @@ import tempfile
 
 from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database
+from ..core.tls import server_context
 from ..namespace.liveness import Liveness
 from ..namespace.namespace import Namespace
 from ..security.digest_md5 import DigestMD5Server
@@ -68,6 +69,14 @@ DEFAULTS = {
         # per method, partitions returned); metrics_port empty: the Thrift port + 100.
         "metrics": True,
         "metrics_port": None,
+        # TLS on the Thrift port when both are set (PEM files, hopshive.core.tls); clients then
+        # connect with TLS (Hive: hive.metastore.use.SSL) or, with tls_plain_sasl, with SASL and a
+        # token but without TLS: Hive 2.3's client (Spark's) cannot do both (see
+        # hopshive.metastore.thrift.server).  tls_ca_file: what --check verifies this server with.
+        "tls_cert_file": "",
+        "tls_key_file": "",
+        "tls_ca_file": "",
+        "tls_plain_sasl": True,
     },
     # mode token: only SASL DIGEST-MD5 with a delegation token; simple: set_ugi is believed
     # (an insecure opt-out, logged at start).  See hopshive.metastore.authentication.  Token
@@ -115,7 +124,8 @@ class Metastore:
         self.metrics = CallMetrics()
         self.server = ThriftServer(sock, Processor(self.handler, self.metrics), _new_session, concurrent,
                                    int(ms["max_connections"]), float(ms["read_timeout"]),
-                                   self.authenticator.mechanisms(), self.authenticator.refusal)
+                                   self.authenticator.mechanisms(), self.authenticator.refusal,
+                                   server_context(ms, "metastore"), bool(ms["tls_plain_sasl"]))
 
     def bootstrap(self) -> None:
         """Make the warehouse directory and the `default` database when missing."""

@@ -6,7 +6,8 @@ A metastore in security mode ``token`` answers a connection without SASL with it
 (hopshive.metastore.authentication.REFUSAL): that answer counts as healthy, although it
 proves less (the Thrift server is up; its database was not asked).  With ``--token-file``
 (a Hadoop token file holding a Hive token, as ``hopshive-dfs token --file`` writes) the
-probe authenticates with it and the call is really answered."""
+probe authenticates with it and the call is really answered.  With ``--tls`` or
+``--ca-file`` it speaks TLS and verifies the metastore's certificate, as clients do."""
 
 from __future__ import annotations
 
@@ -16,15 +17,20 @@ import sys
 from pymetastore.hive_metastore import ThriftHiveMetastore
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
-from thrift.transport import TSocket, TTransport
+from thrift.transport import TSocket, TSSLSocket, TTransport
 
+from ..core.tls import client_context
 from ..security.sasl_client import digest_md5_transport
 from ..security.tokens import HIVE_KIND, read_credentials_file
 from .authentication import REFUSAL
 
 
-def probe(host: str, port: int, timeout: float = 5.0, token_file: str | None = None) -> int:
-    sock = TSocket.TSocket(host, port)
+def probe(host: str, port: int, timeout: float = 5.0, token_file: str | None = None,
+          tls: bool = False, ca_file: str = "") -> int:
+    """``tls`` (implied by ``ca_file``): connect with TLS, verifying with ``ca_file`` (empty:
+    the system's trust store)."""
+    sock = TSSLSocket.TSSLSocket(host, port, ssl_context=client_context(ca_file)) if tls or ca_file \
+        else TSocket.TSocket(host, port)
     sock.setTimeout(int(timeout * 1000))
     transport = TTransport.TBufferedTransport(sock)
     if token_file:
@@ -45,7 +51,8 @@ def probe(host: str, port: int, timeout: float = 5.0, token_file: str | None = N
         print(f"metastore {host}:{port} is not healthy: {exc!r}", file=sys.stderr)
         return 1
     finally:
-        transport.close()
+        if transport.isOpen():      # TSSLSocket.close() fails on a socket that never opened
+            transport.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=9083)
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--token-file", help="authenticate with the Hive token of this Hadoop token file")
+    parser.add_argument("--tls", action="store_true", help="connect with TLS (verified with the system's trust store)")
+    parser.add_argument("--ca-file", default="", help="connect with TLS, verifying with this CA (PEM)")
     args = parser.parse_args(argv)
-    return probe(args.host, args.port, args.timeout, args.token_file)
+    return probe(args.host, args.port, args.timeout, args.token_file, args.tls, args.ca_file)
 
 
 if __name__ == "__main__":

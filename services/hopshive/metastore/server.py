@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.check:
         from .probe import probe
-        return probe(ms["bind"] if ms["bind"] not in ("0.0.0.0", "::") else "127.0.0.1", int(ms["port"]))
+        return probe(ms["bind"] if ms["bind"] not in ("0.0.0.0", "::") else "127.0.0.1", int(ms["port"]),
+                     tls=bool(ms["tls_cert_file"]), ca_file=ms["tls_ca_file"])
     setup_logging(config["log_level"])
     if not schemas_usable(config["database"], [COMPONENTS["hops"], COMPONENTS["metastore"]]):
         return 1

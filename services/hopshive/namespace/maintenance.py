@@ -99,7 +99,7 @@ class Maintenance(threading.Thread):
         self.namespace, self.interval, self.orphan_grace = namespace, interval, orphan_grace
         self.replication_interval = replication_interval
         self.block_report_interval = block_report_interval
-        self.monitor = ReplicationMonitor(namespace.db, namespace.holders)
+        self.monitor = ReplicationMonitor(namespace.db, namespace.holders, tls=namespace.config)
         self.owner = f"{namespace.blocks.location}/{namespace.liveness.namenode_id}"
         self.stopping = threading.Event()
 

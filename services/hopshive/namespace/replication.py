@@ -44,10 +44,16 @@ from dataclasses import dataclass, field
 import requests
 
 from ..core.db import Database, Tx
+from ..core.tls import VerifyingSession, http_scheme
 from .blocks import READ_CHUNK
 
 log = logging.getLogger(__name__)
 INTERNAL = "/internal/v1/blocks"
+
+
+def replica_url(scheme: str, holder: str, block_id: int) -> str:
+    """A peer namenode's internal endpoint for one block (https when the namenodes serve TLS)."""
+    return f"{scheme}://{holder}{INTERNAL}/{block_id}"
 MONITOR_LEASE = "replication_monitor"
 COPY_TIMEOUT = 60.0
 
@@ -166,10 +172,13 @@ def block_states(tx: Tx, holder_timeout: float, dead_after: float, inode_ids: li
 class ReplicationMonitor:
     """One round of the elected namenode's replication duty (see the module docstring)."""
 
-    def __init__(self, db: Database, holders: Holders, max_copies_per_round: int = 100):
+    def __init__(self, db: Database, holders: Holders, max_copies_per_round: int = 100, tls: dict | None = None):
+        """``tls``: the namenode section (tls_cert_file set: peers are called over https and
+        verified with its tls_ca_file)."""
         self.db, self.holders = db, holders
         self.max_copies = max_copies_per_round
-        self.http = requests.Session()
+        self.scheme = http_scheme(tls or {})
+        self.http = VerifyingSession((tls or {}).get("tls_ca_file", ""))
 
     def forget_dead_holders(self) -> list[str]:
         def work(tx: Tx) -> list[str]:
@@ -218,11 +227,11 @@ class ReplicationMonitor:
         """Stream the block from a live sound replica to ``target``; record the new replica."""
         for source in state.readable:
             try:
-                with self.http.get(f"http://{source}{INTERNAL}/{state.block_id}",
+                with self.http.get(replica_url(self.scheme, source, state.block_id),
                                    params={"length": state.num_bytes}, stream=True, timeout=COPY_TIMEOUT) as got:
                     if got.status_code != 200:
                         continue
-                    put = self.http.put(f"http://{target}{INTERNAL}/{state.block_id}",
+                    put = self.http.put(replica_url(self.scheme, target, state.block_id),
                                         params={"length": state.num_bytes},
                                         data=got.iter_content(READ_CHUNK), timeout=COPY_TIMEOUT)
                 if put.status_code not in (200, 201):

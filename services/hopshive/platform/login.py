@@ -16,6 +16,7 @@ import sys
 
 import requests
 
+from ..core.tls import DEPLOYED_CA_FILE, VerifyingSession, default_ca_file
 from ..security.token_files import credentials_for, namenodes_of_client_conf, write_private
 from ..security.tokens import Token
 from .app import API
@@ -36,10 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a namenode address to file the token under (repeat for each; default: the Spark "
                              "client configuration's namenodes, else 127.0.0.1:9870)")
     parser.add_argument("--file", default=DEFAULT_FILE, help="credentials file to write (default %(default)s)")
+    parser.add_argument("--ca-file", default=default_ca_file(os.environ),
+                        help="the CA an https --url is verified with (default: $HOPSHIVE_CA_FILE, else "
+                             f"{DEPLOYED_CA_FILE} when it exists, else the system's trust store)")
 
 
 def login(args: argparse.Namespace, password: str) -> int:
-    http = requests.Session()
+    http = VerifyingSession(args.ca_file)
     try:
         answer = http.post(f"{args.url}{API}/auth/login", data={"email": args.email, "password": password},
                            timeout=30)

@@ -27,10 +27,11 @@ import requests
 from pymetastore.hive_metastore import ThriftHiveMetastore
 from pymetastore.hive_metastore import ttypes as hms
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport import TSocket, TTransport
+from thrift.transport import TSocket, TSSLSocket, TTransport
 from thrift.Thrift import TException
 
 from ..core.db import Database, Tx
+from ..core.tls import client_context, verify
 from ..security.sasl_client import digest_md5_transport
 from ..security.secrets import SecretManager
 from ..security.tokens import Token
@@ -99,8 +100,9 @@ class ServiceTokens:
 class Namespace:
     """The namenode's WebHDFS, as its superuser (proven with a token)."""
 
-    def __init__(self, url: str, superuser: str, tokens: ServiceTokens, timeout: float = 30.0):
+    def __init__(self, url: str, superuser: str, tokens: ServiceTokens, timeout: float = 30.0, ca_file: str = ""):
         self.url = url.rstrip("/")
+        self.verify = verify(ca_file)      # an https namenode is checked against the deployment's CA
         self.superuser = superuser
         self.tokens = tokens
         self.timeout = timeout
@@ -108,7 +110,7 @@ class Namespace:
     def _request(self, method: str, path: str, params: dict, token: Token) -> requests.Response:
         try:
             return requests.request(method, f"{self.url}/webhdfs/v1{quote(path)}", timeout=self.timeout,
-                                    params=dict(params, delegation=token.url_string()))
+                                    params=dict(params, delegation=token.url_string()), verify=self.verify)
         except requests.RequestException as exc:
             raise ProvisioningFailed(f"the namenode at {self.url} cannot be reached: {exc}") from exc
 
@@ -182,10 +184,14 @@ def _remote_exception(response: requests.Response) -> str | None:
 class Metastore:
     """The metastore's Thrift API as the Hive admin user, authenticated by SASL DIGEST-MD5
     with the admin's token (Hadoop's conventions, hopshive.security.sasl_client).  No
-    set_ugi: the connection is the token's owner, as a Hive client's SASL connection is."""
+    set_ugi: the connection is the token's owner, as a Hive client's SASL connection is.
+    ``tls``: SASL inside TLS, the metastore verified with ``ca_file`` (empty: the system's
+    trust store)."""
 
-    def __init__(self, host: str, port: int, admin: str, tokens: ServiceTokens, timeout: float = 60.0):
+    def __init__(self, host: str, port: int, admin: str, tokens: ServiceTokens, timeout: float = 60.0,
+                 tls: bool = False, ca_file: str = ""):
         self.host, self.port, self.admin, self.tokens, self.timeout = host, port, admin, tokens, timeout
+        self.tls = client_context(ca_file) if tls else None
 
     def _connect(self) -> TTransport.TTransportBase:
         """An authenticated transport.  A token the metastore refuses is replaced once (it
@@ -202,7 +208,8 @@ class Metastore:
                                      f"{self.admin}'s token (SASL DIGEST-MD5): {exc}") from exc
 
     def _open(self, token: Token) -> TTransport.TTransportBase:
-        sock = TSocket.TSocket(self.host, self.port)
+        sock = TSSLSocket.TSSLSocket(self.host, self.port, ssl_context=self.tls) if self.tls \
+            else TSocket.TSocket(self.host, self.port)
         sock.setTimeout(int(self.timeout * 1000))
         try:
             sock.open()

@@ -22,6 +22,7 @@ from ..core.db import Database, DriverError
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, print_config, schemas_usable
+from ..core.tls import client_context, http_scheme, server_context, verify
 from ..security.secrets import SecretManager, TokenPolicy
 from .accounts import Accounts, Limits
 from .app import PlatformApp
@@ -54,6 +55,13 @@ DEFAULTS = {
         "trusted_proxies": [],               # peers whose X-Forwarded-For names the client (server2 hosts)
         "session_lifetime": 86400,
         "stop_grace": 10.0,
+        # TLS (https) when both are set (PEM files, hopshive.core.tls).  tls_ca_file: the CA that
+        # an https namenode_url, a TLS metastore (metastore_tls) and `check` are verified with
+        # (empty: the system's trust store).
+        "tls_cert_file": "",
+        "tls_key_file": "",
+        "tls_ca_file": "",
+        "metastore_tls": False,
     },
     # Lifetimes of the delegation tokens it issues, in seconds (TokenPolicy; as the namenodes').
     "security": {
@@ -72,8 +80,10 @@ def build(config: dict) -> tuple[Accounts, Projects, SecretManager]:
     tokens = ServiceTokens(secrets, pf["service_token_lifetime"])
     accounts = Accounts(db, Limits(int(pf["max_failures"]), int(pf["max_address_failures"]),
                                         int(pf["failure_window"]), int(pf["session_lifetime"])))
-    projects = Projects(db, accounts, Namespace(pf["namenode_url"], pf["hdfs_superuser"], tokens),
-                        Metastore(pf["metastore_host"], int(pf["metastore_port"]), pf["hive_admin"], tokens))
+    projects = Projects(db, accounts, Namespace(pf["namenode_url"], pf["hdfs_superuser"], tokens,
+                                                ca_file=pf["tls_ca_file"]),
+                        Metastore(pf["metastore_host"], int(pf["metastore_port"]), pf["hive_admin"], tokens,
+                                  tls=bool(pf["metastore_tls"]), ca_file=pf["tls_ca_file"]))
     return accounts, projects, secrets
 
 
@@ -83,6 +93,8 @@ def check_settings(config: dict) -> str | None:
     try:
         policy = TokenPolicy.from_config(config["security"])
         ServiceTokens.check_lifetime(config["platform"]["service_token_lifetime"], policy.max_lifetime)
+        server_context(config["platform"], "platform")
+        client_context(config["platform"]["tls_ca_file"])
     except (TypeError, ValueError) as exc:
         return str(exc)
     return None
@@ -94,9 +106,10 @@ def serve(config: dict) -> int:
         return 1
     accounts, projects, secrets = build(config)
     pf = config["platform"]
-    log.info("listening", extra={"bind": pf["bind"], "port": pf["port"]})
+    tls = server_context(pf, "platform")
+    log.info("listening", extra={"bind": pf["bind"], "port": pf["port"], "tls": tls is not None})
     app = PlatformApp(accounts, projects, secrets, frozenset(pf["trusted_proxies"]))
-    web.run_app(app.app(), host=pf["bind"], port=int(pf["port"]), print=None,
+    web.run_app(app.app(), host=pf["bind"], port=int(pf["port"]), print=None, ssl_context=tls,
                 shutdown_timeout=float(pf["stop_grace"]), access_log=None)
     log.info("stopped")
     return 0
@@ -106,7 +119,8 @@ def check(config: dict) -> int:
     pf = config["platform"]
     host = "127.0.0.1" if pf["bind"] in ("0.0.0.0", "::") else pf["bind"]
     try:
-        response = requests.get(f"http://{host}:{pf['port']}/health", timeout=10)
+        response = requests.get(f"{http_scheme(pf)}://{host}:{pf['port']}/health", timeout=10,
+                                verify=verify(pf["tls_ca_file"]))
     except requests.RequestException as exc:
         print(f"hopshive-platform: not reachable: {exc}", file=sys.stderr)
         return 1

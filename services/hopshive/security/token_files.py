@@ -8,16 +8,20 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .tokens import HIVE_KIND, HIVE_SIGNATURE, WEBHDFS_KIND, Token, credentials_file
+from .tokens import HIVE_KIND, HIVE_SIGNATURE, SWEBHDFS_KIND, WEBHDFS_KIND, Token, credentials_file
 
 
 def credentials_for(token: Token, namenodes: list[str], nameservices: list[str] = ()) -> bytes:
     """A Hadoop credentials file: the token as a WebHDFS token for each namenode address
     (host:port, as Hadoop's client looks it up), for each logical nameservice of several
-    namenodes (``ha-webhdfs:<name>``, what it looks up for ``webhdfs://<name>/``) and as the
-    metastores' Hive token."""
-    services = list(namenodes) + [f"ha-webhdfs:{name}" for name in nameservices]
-    tokens = {service: token.labelled(WEBHDFS_KIND, service) for service in services}
+    namenodes (``ha-webhdfs:<name>``, what it looks up for ``webhdfs://<name>/``), the same
+    again as SWEBHDFS tokens (what it looks up for ``swebhdfs://``: kind ``SWEBHDFS
+    delegation``, ``ha-swebhdfs:<name>``; filed under an ``swebhdfs:`` alias, as a
+    credentials file keys tokens by alias) and as the metastores' Hive token."""
+    tokens = {}
+    for scheme, kind, prefix in (("webhdfs", WEBHDFS_KIND, ""), ("swebhdfs", SWEBHDFS_KIND, "swebhdfs:")):
+        for service in list(namenodes) + [f"ha-{scheme}:{name}" for name in nameservices]:
+            tokens[prefix + service] = token.labelled(kind, service)
     tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
     return credentials_file(tokens)
 
@@ -32,8 +36,9 @@ def namenodes_of_client_conf(conf_dir: str | Path) -> tuple[list[str], list[str]
         return [], []
     conf = {p.findtext("name"): p.findtext("value") or "" for p in root.iter("property")}
     nameservices = [n.strip() for n in conf.get("dfs.nameservices", "").split(",") if n.strip()]
-    namenodes = [value for name, value in conf.items()
-                 if any(name.startswith(f"dfs.namenode.http-address.{ns}.") for ns in nameservices)]
+    namenodes = [value for name, value in conf.items()    # https-address: swebhdfs://'s keys
+                 if any(name.startswith(f"dfs.namenode.{key}.{ns}.")
+                        for ns in nameservices for key in ("http-address", "https-address"))]
     default = urlsplit(conf.get("fs.defaultFS", ""))
     if default.scheme in ("webhdfs", "swebhdfs") and default.port:
         namenodes.append(default.netloc)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import requests
 
+from ..core.tls import VerifyingSession
 from .exceptions import AuthenticationFailed, Server2Error
 
 API = "/hopsworks-api/api"
@@ -49,8 +50,9 @@ class Identity:
 class PlatformAuthenticator:
     MAX_REMEMBERED = 10_000
 
-    def __init__(self, url: str, timeout: float = 15.0, cache_seconds: float = 0.0):
+    def __init__(self, url: str, timeout: float = 15.0, cache_seconds: float = 0.0, ca_file: str = ""):
         self.url = url.rstrip("/")
+        self.ca_file = ca_file      # an https platform_url is checked against the deployment's CA
         self.timeout = timeout
         self.cache_seconds = cache_seconds
         self._key = secrets.token_bytes(32)
@@ -100,7 +102,7 @@ class PlatformAuthenticator:
     @contextmanager
     def _session(self, email: str, password: str, client: str):
         """A logged-in platform session for the block, logged out after it."""
-        with requests.Session() as http:
+        with VerifyingSession(self.ca_file) as http:
             if client:
                 http.headers["X-Forwarded-For"] = client
             try:

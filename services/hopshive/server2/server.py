@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import logging
 import signal
-import ssl
 import sys
 import threading
 
 from impala_thrift_gen.TCLIService import TCLIService
 
+from ..core.config import ConfigError
 from ..core.logs import setup_logging
 from ..core.service import effective_config, listen, service_parser
+from ..core.tls import client_context, server_context
 from ..security import MODES, SIMPLE, TOKEN
 from ..security.tokens import HIVE_SIGNATURE
 from .auth import PlatformAuthenticator
 from .engines import Engines
 from .handler import Handler
-from .transport import ConnectionContext, ThriftServer, tls_context
+from .transport import ConnectionContext, ThriftServer
 from .wire import Processor
 
 log = logging.getLogger("hopshive.server2")
@@ -64,6 +65,9 @@ DEFAULTS = {
         # TLS on every connection when both are set (PEM files; Hive JDBC: ;ssl=true).
         "tls_cert_file": "",
         "tls_key_file": "",
+        # PEM CA file that https servers this one calls (platform_url) are verified against,
+        # and --check verifies this server with; empty: the system's trust store.
+        "tls_ca_file": "",
     },
     # How engines prove their user.  "token": each engine carries its user's delegation token,
     # which the platform issues to the user's login (the namenodes and the metastores then
@@ -102,15 +106,13 @@ def engine_settings(s2: dict, security: dict) -> dict:
 
 def check(s2: dict, tls: bool) -> int:
     """Health: a TCP connection and an OpenSession answered (with a refusal: no credentials);
-    over TLS without verifying the certificate (this probes the server, not its certificate)."""
+    over TLS the certificate is verified with tls_ca_file, as clients will."""
     host = "127.0.0.1" if s2["bind"] in ("0.0.0.0", "::") else s2["bind"]
     from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
     from thrift.transport import TSocket, TSSLSocket, TTransport
     from impala_thrift_gen.TCLIService import ttypes
     if tls:
-        unverified = ssl.create_default_context()
-        unverified.check_hostname, unverified.verify_mode = False, ssl.CERT_NONE
-        sock = TSSLSocket.TSSLSocket(host, int(s2["port"]), ssl_context=unverified)
+        sock = TSSLSocket.TSSLSocket(host, int(s2["port"]), ssl_context=client_context(s2["tls_ca_file"]))
     else:
         sock = TSocket.TSocket(host, int(s2["port"]))
     sock.setTimeout(10000)
@@ -141,9 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.port:
         s2["port"] = args.port
     try:
-        tls = tls_context(s2["tls_cert_file"], s2["tls_key_file"]) if s2["tls_cert_file"] else None
-    except (OSError, ssl.SSLError) as exc:
-        print(f"hopshive-server2: server2.tls_cert_file/tls_key_file cannot be used: {exc}", file=sys.stderr)
+        tls = server_context(s2, "server2")
+        client_context(s2["tls_ca_file"])
+    except ConfigError as exc:
+        print(f"hopshive-server2: {exc}", file=sys.stderr)
         return 2
     if args.check_config:
         import yaml
@@ -161,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
                     "believe any user name")
     engines = Engines(engine_settings(s2, config["security"]))
     context = ConnectionContext()
-    authenticator = PlatformAuthenticator(s2["platform_url"], cache_seconds=float(s2["login_cache_seconds"]))
+    authenticator = PlatformAuthenticator(s2["platform_url"], cache_seconds=float(s2["login_cache_seconds"]),
+                                          ca_file=s2["tls_ca_file"])
     handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))
     server = ThriftServer(sock, Processor(handler), context, authenticator.authenticate,
                           handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]), tls)

@@ -19,6 +19,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
+from ..core.tls import Replayed
 from ..security.sasl import START, SaslRejected, Stream, negotiate
 from .exceptions import Server2Error
 
@@ -32,32 +33,6 @@ class ConnectionContext(threading.local):
     address: str = ""       # host
     identity: object = None
     sessions: list = []
-
-
-def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
-    """The server's TLS settings (TLS 1.2 or later); a missing or unreadable certificate or key
-    raises here, at start, not at the first client."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(cert_file, key_file)
-    return context
-
-
-class _Replayed:
-    """A connection whose first bytes were read to tell the protocols apart (a TLS socket
-    cannot peek): they are read again first; everything else is the socket's."""
-
-    def __init__(self, sock: socket.socket, head: bytes):
-        self._sock, self._head = sock, head
-
-    def recv(self, size: int, flags: int = 0) -> bytes:
-        if self._head:
-            data, self._head = self._head[:size], self._head[size:]
-            return data
-        return self._sock.recv(size)
-
-    def __getattr__(self, name: str):
-        return getattr(self._sock, name)
 
 
 class PlainMechanism:
@@ -134,7 +109,7 @@ class ThriftServer:
             if self.tls is not None:
                 conn = self.tls.wrap_socket(conn, server_side=True)
             first = conn.recv(1)
-            stream = _Replayed(conn, first)
+            stream = Replayed(conn, first)
             tsocket = TSocket.TSocket()
             tsocket.handle = stream
             if first == b"\x80":                      # a strict binary-protocol message: NOSASL

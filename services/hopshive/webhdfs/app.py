@@ -28,12 +28,13 @@ from urllib.parse import quote, unquote_to_bytes, urlencode
 import aiohttp
 from aiohttp import web
 
+from ..core.tls import client_context, http_scheme
 from ..exceptions import (AccessDenied, BlocksUnavailable, CorruptReplica, HopsHiveError, InvalidArgument,
                           NamespaceError)
 from ..namespace.blocks import CHECK_CHUNK, READ_CHUNK, Block, FileChecksum, segments
 from ..namespace.inodes import BLOCK_SIZE_BITS
 from ..namespace.namespace import MAX_REPLICATION, Namespace
-from ..namespace.replication import INTERNAL
+from ..namespace.replication import INTERNAL, replica_url
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
 from .errors import Reply, json_response, remote_exception
@@ -100,6 +101,9 @@ class WebHdfs:
         self.identity = identity
         self.tokens = DelegationTokens(identity, config["advertised_address"])
         self.advertised = config["advertised_address"]
+        # https everywhere a client or a peer is sent when this namenode serves TLS.
+        self.scheme = http_scheme(config)
+        self._peer_tls = client_context(config.get("tls_ca_file", "")) if self.scheme == "https" else None
         self._peer_session: aiohttp.ClientSession | None = None
         self.ops: dict[tuple[str, str], Handler] = {
             ("GET", "GETFILESTATUS"): self.get_file_status,
@@ -194,7 +198,7 @@ class WebHdfs:
         """307 to the data URL on namenode ``to`` (this one by default)."""
         query = dict(req.http.query)
         query["data"] = "true"
-        return Reply(307, headers={"Location": f"http://{to or self.advertised}{PREFIX}{quote(req.path)}?"
+        return Reply(307, headers={"Location": f"{self.scheme}://{to or self.advertised}{PREFIX}{quote(req.path)}?"
                                                f"{urlencode(query)}"})
 
     # ---------------------------------------------------------------- reads
@@ -373,7 +377,7 @@ class WebHdfs:
 
     async def _remote_replica(self, holder: str, block_id: int, start: int, count: int):
         """Bytes of ``holder``'s replica of ``block_id`` (it verifies them as it sends)."""
-        url = f"http://{holder}{INTERNAL}/{block_id}"
+        url = replica_url(self.scheme, holder, block_id)
         async with self._peers().get(url, params={"offset": str(start), "length": str(count)}) as reply:
             if reply.status == 409:
                 raise CorruptReplica(f"{holder} reports its replica of block {block_id} corrupt or missing")
@@ -488,7 +492,7 @@ class WebHdfs:
         return done
 
     async def _push(self, peer: str, block: Block) -> None:
-        async with self._peers().put(f"http://{peer}{INTERNAL}/{block.block_id}",
+        async with self._peers().put(replica_url(self.scheme, peer, block.block_id),
                                      params={"length": str(block.num_bytes)},
                                      data=_iterate(self.ns.blocks.read_local(block.block_id, 0, block.num_bytes))
                                      ) as reply:
@@ -498,7 +502,9 @@ class WebHdfs:
     def _peers(self) -> aiohttp.ClientSession:
         """One HTTP client session per worker for reading from other namenodes."""
         if self._peer_session is None:
-            self._peer_session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_read=60))
+            connector = aiohttp.TCPConnector(ssl=self._peer_tls) if self._peer_tls else None
+            self._peer_session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_read=60),
+                                                       connector=connector)
         return self._peer_session
 
     async def _close_peers(self, app: web.Application) -> None:
@@ -580,7 +586,7 @@ class WebHdfs:
         pipeline = None
         try:
             peers = self.ns.holders.copy_targets()[:self._wanted(inode) - 1]
-            pipeline = WritePipeline(self._peers(), peers) if peers else None
+            pipeline = WritePipeline(self._peers(), peers, self.scheme) if peers else None
             writer = self.ns.writer(inode, blocks, record_events=pipeline is not None)
         except BaseException:
             await asyncio.shield(req.run(self.ns.abandon_file, inode.id, holder))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 
 from aiohttp import web
 
@@ -42,10 +43,13 @@ class _Refuse(asyncio.Protocol):
 
 class BoundedSockSite(web.SockSite):
     """A SockSite whose connections start on ``front`` and that refuses connections beyond
-    ``max_connections`` (on the front and on aiohttp together)."""
+    ``max_connections`` (on the front and on aiohttp together).  With ``tls``, every
+    connection is TLS (the front and aiohttp see the decrypted stream; a refused one gets its
+    503 over TLS too)."""
 
-    def __init__(self, runner: web.BaseRunner, sock, max_connections: int, front: Front):
-        super().__init__(runner, sock)
+    def __init__(self, runner: web.BaseRunner, sock, max_connections: int, front: Front,
+                 tls: ssl.SSLContext | None = None):
+        super().__init__(runner, sock, ssl_context=tls)
         self.max_connections = max_connections
         self.front = front
         self._response = _refusal(max_connections)
@@ -59,4 +63,4 @@ class BoundedSockSite(web.SockSite):
     async def start(self) -> None:
         await web.BaseSite.start(self)      # registers the site with its runner
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._protocol, sock=self._sock)
+        self._server = await loop.create_server(self._protocol, sock=self._sock, ssl=self._ssl_context)

@@ -15,7 +15,7 @@ import logging
 
 import aiohttp
 
-from ..namespace.replication import INTERNAL
+from ..namespace.replication import replica_url
 
 log = logging.getLogger(__name__)
 QUEUE_CHUNKS = 8       # chunks buffered per peer before the writer waits for it
@@ -23,8 +23,8 @@ PEER_STALL = 60.0
 
 
 class WritePipeline:
-    def __init__(self, session: aiohttp.ClientSession, peers: list[str]):
-        self.session, self.peers = session, peers
+    def __init__(self, session: aiohttp.ClientSession, peers: list[str], scheme: str = "http"):
+        self.session, self.peers, self.scheme = session, peers, scheme
         self.streams: dict[str, tuple[asyncio.Queue, asyncio.Task]] = {}
         self.sent: list[tuple[int, int, dict[str, asyncio.Task]]] = []   # (block, length, peer -> task)
 
@@ -60,7 +60,7 @@ class WritePipeline:
         async def body():
             while (chunk := await queue.get()) is not None:
                 yield chunk
-        async with self.session.put(f"http://{peer}{INTERNAL}/{block_id}", data=body()) as reply:
+        async with self.session.put(replica_url(self.scheme, peer, block_id), data=body()) as reply:
             answer = await reply.json(content_type=None)
             if reply.status != 201:
                 raise aiohttp.ClientResponseError(reply.request_info, (), status=reply.status, message=str(answer))

@@ -1,4 +1,5 @@
-"""hopshive-namenode: the namespace service, serving WebHDFS v1 over HTTP.
+"""hopshive-namenode: the namespace service, serving WebHDFS v1 over HTTP (or HTTPS:
+swebhdfs://, with namenode.tls_cert_file and tls_key_file).
 
 Pre-forks ``namenode.workers`` processes on one socket.  Each worker is a namenode of its
 own (registered in hops.hdfs_namenodes, heartbeating, recovering dead peers); they share
@@ -11,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import ssl
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from ..core.config import DATABASE_DEFAULTS
+from ..core.config import DATABASE_DEFAULTS, ConfigError
 from ..core.db import Database
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
+from ..core.tls import client_context, server_context
 from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
 from ..namespace.namespace import MAX_REPLICATION, SMALL_FILE_LIMIT, Namespace
@@ -76,6 +79,12 @@ DEFAULTS = {
         "idle_timeout": 30.0,
         # Open connections per worker; more are answered 503 with Retry-After.
         "max_connections": 1000,
+        # TLS (swebhdfs://) when both are set (PEM files, hopshive.core.tls): clients, peer
+        # namenodes and redirects (Location) then use https.  tls_ca_file: the CA the peers'
+        # certificates are verified against (empty: the system's trust store).
+        "tls_cert_file": "",
+        "tls_key_file": "",
+        "tls_ca_file": "",
     },
     # Who callers are (hopshive.webhdfs.identity): "token" believes only delegation tokens;
     # "simple" believes user.name (Hadoop's unsecured mode: an explicit, logged opt-out).
@@ -90,7 +99,7 @@ DEFAULTS = {
 }
 
 
-def serve_worker(config: dict, sock, generation: float) -> None:
+def serve_worker(config: dict, sock, generation: float, tls: ssl.SSLContext | None) -> None:
     """One worker process: a namenode with its own pool, liveness row and HTTP loop."""
     nn = config["namenode"]
     db = Database(config["database"])
@@ -120,7 +129,7 @@ def serve_worker(config: dict, sock, generation: float) -> None:
                                keepalive_timeout=float(nn["idle_timeout"]))
         await runner.setup()
         front = Front(service, runner.server, float(nn["idle_timeout"]))
-        await BoundedSockSite(runner, sock, int(nn["max_connections"]), front).start()
+        await BoundedSockSite(runner, sock, int(nn["max_connections"]), front, tls).start()
         await stop.wait()
         await asyncio.gather(front.shutdown(float(nn["shutdown_timeout"])), runner.cleanup())
 
@@ -161,10 +170,17 @@ def main(argv: list[str] | None = None) -> int:
         log.warning("INSECURE: security.mode is simple: WebHDFS believes any user.name= a client sends, so any "
                     "client that reaches this port can act as any user, the superuser included. Use "
                     "security.mode: token outside a trusted test box")
+    try:
+        tls = server_context(nn, "namenode")
+        client_context(nn["tls_ca_file"])
+    except ConfigError as exc:
+        log.error("bad configuration: %s", exc)
+        return 2
     sock = listen(nn["bind"], int(nn["port"]))
-    log.info("listening", extra={"bind": nn["bind"], "port": nn["port"], "workers": nn["workers"]})
+    log.info("listening", extra={"bind": nn["bind"], "port": nn["port"], "workers": nn["workers"],
+                                 "tls": tls is not None})
     generation = time.time()
-    return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation))
+    return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation, tls))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@
 // then renew it) | cancel:OWNER:RENEWER (get, cancel, renew again: must fail).  Prints one line per
 // action ("databases [a, b]", "table db.t owner=x"); a failure prints
 // "ERROR <exception class>: <message>" and exits 1.
+//
+// -Dhopshive.sasl=false turns SASL off; -Dhopshive.truststore=FILE (PKCS12, password in
+// -Dhopshive.truststore.password) turns hive.metastore.use.SSL on.  Hive 2.3 does one or the
+// other: with SASL on, its HiveMetaStoreClient.open() never looks at the SSL settings.
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.util.Arrays;
@@ -33,7 +37,14 @@ public class MetastoreTokenClient {
     public static void main(String[] args) {
         HiveConf conf = new HiveConf();
         conf.setVar(HiveConf.ConfVars.METASTOREURIS, args[0]);
-        conf.setBoolVar(HiveConf.ConfVars.METASTORE_USE_THRIFT_SASL, true);
+        conf.setBoolVar(HiveConf.ConfVars.METASTORE_USE_THRIFT_SASL,
+                        !"false".equals(System.getProperty("hopshive.sasl")));
+        if (System.getProperty("hopshive.truststore") != null) {
+            conf.setBoolVar(HiveConf.ConfVars.HIVE_METASTORE_USE_SSL, true);
+            conf.setVar(HiveConf.ConfVars.HIVE_METASTORE_SSL_TRUSTSTORE_PATH, System.getProperty("hopshive.truststore"));
+            conf.setVar(HiveConf.ConfVars.HIVE_METASTORE_SSL_TRUSTSTORE_PASSWORD,
+                        System.getProperty("hopshive.truststore.password", ""));
+        }
         conf.setVar(HiveConf.ConfVars.METASTORE_TOKEN_SIGNATURE, args[1]);
         conf.setIntVar(HiveConf.ConfVars.METASTORETHRIFTCONNECTIONRETRIES, 1);
         conf.setTimeVar(HiveConf.ConfVars.METASTORE_CLIENT_CONNECT_RETRY_DELAY, 0, java.util.concurrent.TimeUnit.SECONDS);

@@ -10,6 +10,13 @@ first call answered with a TApplicationException that says so, and is closed.  B
 are none of these, a failed handshake, or a message the protocol cannot decode close that
 connection only.  On ``stop`` the listener closes, idle connections are closed
 and calls in progress finish (up to the grace period).
+
+With ``tls``, a connection whose first byte opens a TLS handshake (0x16) is TLS, and any of
+the above inside it.  Hive 2.3's client (Spark's built-in one) cannot do both: its
+HiveMetaStoreClient.open() wraps the socket in SASL *or* in SSL, never SSL under SASL.  So
+``plain_sasl`` lets SASL connections (token-authenticated, DIGEST-MD5 at qop=auth: the token's
+password never crosses the wire, the calls do, unencrypted) in without TLS; every other
+connection without TLS gets its first call answered with a refusal that says TLS is required.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import logging
 import select
 import socket
+import ssl
 import threading
 import time
 from typing import Callable
@@ -26,6 +34,7 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport.TTransport import TBufferedTransport, TFramedTransport, TTransportBase, TTransportException
 
 from ...core.service import accepted
+from ...core.tls import Replayed
 from ...security.sasl import MAX_FRAME, START, Mechanism, SaslError, negotiate
 
 log = logging.getLogger(__name__)
@@ -34,6 +43,8 @@ STRING_LIMIT = 256 * 1024 * 1024
 CONTAINER_LIMIT = 10_000_000
 POLL = 0.5
 HANDSHAKE_TIMEOUT = 30.0
+TLS_HANDSHAKE = b"\x16"    # the first byte of a TLS record carrying a ClientHello
+TLS_REFUSAL = "This metastore requires TLS (hive.metastore.use.SSL), or SASL with a delegation token"
 
 
 class SocketTransport(TTransportBase):
@@ -92,8 +103,10 @@ class ThriftServer:
 
     def __init__(self, sock: socket.socket, processor, new_session: Callable[[tuple, Mechanism | None], object],
                  max_concurrent: int = 16, max_connections: int = 1000, read_timeout: float = 600.0,
-                 sasl: dict[str, Callable[[], Mechanism]] | None = None, sasl_refusal: str | None = None):
+                 sasl: dict[str, Callable[[], Mechanism]] | None = None, sasl_refusal: str | None = None,
+                 tls: ssl.SSLContext | None = None, plain_sasl: bool = True):
         self.sock = sock
+        self.tls, self.plain_sasl = tls, plain_sasl
         self.processor = processor
         self.new_session = new_session
         self.sasl = sasl or {}
@@ -134,11 +147,26 @@ class ThriftServer:
 
     # ---------------------------------------------------------------- connections
     def _wait_readable(self, conn: socket.socket) -> bool:
+        if getattr(conn, "pending", None) and conn.pending():     # already decrypted by TLS
+            return True
         while not self.stopping.is_set():
             readable, _, _ = select.select([conn], [], [], POLL)
             if readable:
                 return True
         return False
+
+    def _tls(self, conn: socket.socket) -> Replayed:
+        """The TLS handshake, then the first bytes read ahead so that ``_kind`` can peek."""
+        conn.settimeout(min(HANDSHAKE_TIMEOUT, self.read_timeout))
+        secure = self.tls.wrap_socket(conn, server_side=True)
+        head = b""
+        while len(head) < 6 and head[:1] != b"\x80":
+            chunk = secure.recv(6 - len(head))
+            if not chunk:
+                break
+            head += chunk
+        secure.settimeout(self.read_timeout)
+        return Replayed(secure, head)
 
     @staticmethod
     def _kind(conn: socket.socket) -> str | None:
@@ -161,14 +189,15 @@ class ThriftServer:
             return "sasl"
         return None
 
-    def _refuse(self, protocol: TBinaryProtocolAccelerated, peer: str) -> None:
-        """Answer the first call with why it is refused; nothing is served."""
+    @staticmethod
+    def _refuse(protocol: TBinaryProtocolAccelerated, peer: str, refusal: str) -> None:
+        """Answer the first call with why it is refused (``refusal``); nothing is served."""
         name, _, seqid = protocol.readMessageBegin()
         protocol.skip(TType.STRUCT)
         protocol.readMessageEnd()
-        log.warning("refused a connection without SASL", extra={"peer": peer, "method": name[:100]})
+        log.warning("refused a connection", extra={"peer": peer, "method": name[:100], "reason": refusal})
         protocol.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
-        TApplicationException(TApplicationException.UNKNOWN, self.sasl_refusal).write(protocol)
+        TApplicationException(TApplicationException.UNKNOWN, refusal).write(protocol)
         protocol.writeMessageEnd()
         protocol.trans.flush()
 
@@ -179,6 +208,9 @@ class ThriftServer:
             conn.settimeout(self.read_timeout)
             if not self._wait_readable(conn):
                 return
+            secure = self.tls is not None and conn.recv(1, socket.MSG_PEEK) == TLS_HANDSHAKE
+            if secure:
+                conn = self._tls(conn)
             kind = self._kind(conn)
             if kind is None:
                 log.warning("closing a connection that does not speak Thrift binary", extra={"peer": peer})
@@ -192,8 +224,11 @@ class ThriftServer:
                 else TFramedTransport(SocketTransport(conn))
             protocol = TBinaryProtocolAccelerated(transport, string_length_limit=STRING_LIMIT,
                                                   container_length_limit=CONTAINER_LIMIT, fallback=True)
+            if self.tls is not None and not secure and not (kind == "sasl" and self.plain_sasl):
+                self._refuse(protocol, peer, TLS_REFUSAL)
+                return
             if mechanism is None and self.sasl_refusal is not None:
-                self._refuse(protocol, peer)
+                self._refuse(protocol, peer, self.sasl_refusal)
                 return
             session = self.new_session(address, mechanism)
             while not self.stopping.is_set():
@@ -201,6 +236,8 @@ class ThriftServer:
                     break
                 with self.calls:
                     self.processor.process(protocol, protocol, session)
+        except ssl.SSLError as exc:
+            log.info("closing a connection that failed the TLS handshake", extra={"peer": peer, "reason": str(exc)})
         except SaslError as exc:
             log.warning("closing a connection that failed SASL authentication", extra={"peer": peer,
                                                                                        "reason": str(exc)})
