@@ -19,7 +19,6 @@ from hopshive.server2.auth import PlatformAuthenticator
 from hopshive.server2.exceptions import Server2Error
 from tests.component.test_platform import PASSWORD, add_user
 from tests.support.platform_fixtures import running_stack
-from tests.support.server2 import API
 from tests.support.tls import make_ca
 
 
