@@ -76,6 +76,7 @@ def session(base: Path, metastore_port: int, namenode: str):
              .config("spark.driver.memory", "2g")
              .config("spark.sql.catalogImplementation", "hive")
              .config("spark.hadoop.hive.metastore.uris", f"thrift://127.0.0.1:{metastore_port}")
+             .config("spark.hadoop.hive.metastore.sasl.enabled", "false")   # its own metastore: simple mode
              .config("spark.sql.warehouse.dir", f"webhdfs://{namenode}/user/hive/warehouse")
              .config("spark.sql.hive.filesourcePartitionFileCacheSize", "0")
              .config("spark.sql.extensions", EXTENSIONS)
