@@ -40,6 +40,7 @@ def jvm():
 def client(jvm, metastore):
     conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
     conf.set("hive.metastore.uris", f"thrift://127.0.0.1:{metastore.port}")
+    conf.set("hive.metastore.sasl.enabled", "false")   # this metastore is in simple mode, whatever hive-site.xml says
     java = jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(conf)
     yield java
     java.close()
