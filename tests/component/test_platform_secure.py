@@ -172,10 +172,14 @@ def test_unreachable_services_and_bad_settings_are_told_clearly(stack):
 
 @pytest.mark.server2
 @pytest.mark.spark
-def test_server2_engines_act_with_their_users_token(stack, status, tmp_path):
+def test_server2_engines_act_with_their_users_token(stack, status):
     """server2 in token mode on services that believe only tokens: the engine carries the
-    token the platform issued to the member's login (a file only server2's account reads),
-    its files belong to the project user, and the token file goes when the engine stops."""
+    token the platform issued to the member's login (a file in the engine's own directory,
+    0600), its files belong to the project user, and the token file goes when the engine
+    stops."""
+    import tempfile
+    from pathlib import Path
+
     from pyhive import hive
 
     from tests.support.server2 import Server2Process
@@ -183,8 +187,9 @@ def test_server2_engines_act_with_their_users_token(stack, status, tmp_path):
     platform = stack["platform"]
     add_user(platform, "sara@example.org")
     assert platform.cli("project", "create", "sigma", "--owner", "sara@example.org").returncode == 0
-    server = Server2Process(tmp_path / "server2", platform.url, stack["metastore"].port,
-                            stack["namenode"].address).start()
+    work = Path(tempfile.mkdtemp(prefix="s2-"))     # short: engine sockets live there (AF_UNIX paths)
+    server = Server2Process(stack["base"] / "server2", platform.url, stack["metastore"].port,
+                            stack["namenode"].address, work_dir=str(work)).start()
     try:
         with hive.connect(host="127.0.0.1", port=server.port, username="sara@example.org", password=PASSWORD,
                           auth="CUSTOM", database="sigma") as conn:
@@ -193,10 +198,10 @@ def test_server2_engines_act_with_their_users_token(stack, status, tmp_path):
             cursor.execute("INSERT INTO t VALUES (1), (2)")
             cursor.execute("SELECT current_user(), SUM(id) FROM t")
             assert cursor.fetchall() == [("sigma__sara", 3)]
-            token_files = list((tmp_path / "server2" / "engines").glob("*.token"))
+            token_files = list(work.glob("*/token"))
             assert len(token_files) == 1 and token_files[0].stat().st_mode & 0o777 == 0o600
         table = status("/user/hive/warehouse/sigma.db/t", "sigma__sara")
         assert table.status_code == 200 and table.json()["FileStatus"]["owner"] == "sigma__sara", table.text
     finally:
         assert server.stop(60) == 0, server.log_tail()
-    assert not list((tmp_path / "server2" / "engines").glob("*.token"))
+    assert not list(work.glob("*/token"))

@@ -43,7 +43,9 @@ class Engine:
                  account: str | None = None):
         self.user, self.account = user, account
         self.token_expires = token[1] / 1000.0 if token else None    # epoch seconds
-        instance = f"engine-{user}-{secrets.token_hex(4)}"    # a replaced engine may still be stopping
+        # Unique (a replaced engine may still be stopping) and short: a socket path has at most
+        # 107 bytes, and project user names can be long.
+        instance = f"engine-{secrets.token_hex(6)}"
         root = settings["engine_root"] or workdir
         self.socket_path = os.path.join(root, "sockets" if account else "", f"{instance}.sock")
         self.home = os.path.join(root, account) if account else os.path.join(workdir, instance)
