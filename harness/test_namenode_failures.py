@@ -50,8 +50,8 @@ def ha_spark(spark, targets):
 def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, targets):
     pytest.importorskip("hdfs")
     (first, victim), (second, _) = namenodes[0], namenodes[1]
-    writer = identity.hdfs_client(f"http://{first}", targets.user)
-    reader = identity.hdfs_client(f"http://{second}", targets.user)
+    writer = identity.hdfs_client(targets.namenode_url(first), targets.user)
+    reader = identity.hdfs_client(targets.namenode_url(second), targets.user)
     path = f"{root}/nn-failure"
     writer.write(f"{path}/small", SMALL)
     writer.write(f"{path}/large", LARGE, replication=2)

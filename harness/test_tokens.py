@@ -50,7 +50,7 @@ def members(platform, targets, run_id) -> dict:
 
 
 def namenode_urls(targets) -> list[str]:
-    return [f"http://{address}" for address in targets.namenodes] or [targets.webhdfs_url]
+    return [targets.namenode_url(address) for address in targets.namenodes] or [targets.webhdfs_url]
 
 
 def status(url: str, path: str, token: str) -> requests.Response:

@@ -100,6 +100,10 @@ class Targets:
     def uri(self, path: str) -> str:
         return f"{self.scheme}://{self.authority}{path}"
 
+    def namenode_url(self, address: str) -> str:
+        """The HTTP(S) base URL of the namenode at ``address`` (host:port)."""
+        return f"{urlsplit(self.webhdfs_url).scheme}://{address}"
+
     @property
     def metastore_uris(self) -> str:
         """hive.metastore.uris: every instance, comma-separated."""
