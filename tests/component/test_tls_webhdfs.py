@@ -10,7 +10,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import textwrap
 
 import pytest
 import requests
@@ -22,6 +21,7 @@ from hopshive.core.tls import VerifyingSession, server_context
 from hopshive.security.secrets import SecretManager, TokenPolicy
 from hopshive.security.token_files import credentials_for
 from hopshive.security.tokens import Token
+from tests.component.test_webhdfs_tokens import SPARK_JOB
 from tests.support.namenode import SUPERUSER, NamenodeServer
 from tests.support.schemas import reset_schemas
 from tests.support.tls import make_ca, ssl_client_xml
@@ -114,17 +114,6 @@ def test_hdfscli_and_fsspec_verify_the_server(pair, ca, monkeypatch):
     assert fs.cat(f"/user/{ALICE}/fsspec.bin") == b"\x00\x01" * 50_000
     with pytest.raises(requests.exceptions.SSLError):
         WebHDFS("127.0.0.1", port=server.port, token=tokens[ALICE], use_https=True).ls(f"/user/{ALICE}")
-
-
-SPARK_JOB = textwrap.dedent("""
-    import sys
-    from pyspark.sql import SparkSession
-    url = sys.argv[1]
-    spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-             .config("spark.sql.sources.ignoreDataLocality", "true").getOrCreate())
-    spark.range(100).selectExpr("id", "id * 2 AS twice").write.mode("overwrite").parquet(url)
-    print("SUM", spark.read.parquet(url).selectExpr("sum(twice)").first()[0])
-""")
 
 
 def test_spark_swebhdfs_with_a_truststore(pair, ca, tmp_path):
