@@ -22,10 +22,29 @@ def session(targets: Targets, warehouse: str, work: Path, app: str = "hopshive-h
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     token_file = identity.token_file(targets.user, work / "token")
     tls = {"SPARK_CONF_DIR": trust.spark_conf_dir()} if trust.ca_file() else {}    # ssl-client.xml
+    _stop_gateway()
     with environment(HADOOP_TOKEN_FILE_LOCATION=str(token_file) if token_file else None, **tls):
         spark = _local_session(app, warehouse)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _stop_gateway() -> None:
+    """End a JVM an earlier in-process session left (the component tests run in this
+    process first): Hadoop logs its user in once per JVM, from the environment at that time,
+    so a reused JVM would act as that earlier user without this session's token."""
+    from pyspark import SparkContext
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    if SparkContext._active_spark_context is not None:
+        SparkContext._active_spark_context.stop()
+    gateway.shutdown()
+    process = getattr(gateway, "proc", None)
+    if process is not None:             # the JVM exits when its stdin closes (PythonGatewayServer)
+        process.stdin.close()
+        process.wait(timeout=60)
+    SparkContext._gateway = SparkContext._jvm = None
 
 
 @contextmanager
