@@ -335,7 +335,6 @@ class WebHdfs:
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})
         await response.prepare(req.http)
-        position = offset
         try:
             for block, start, part in parts:
                 async for chunk in self._block_bytes(block, start, part):
