@@ -1,0 +1,94 @@
+package org.apache.spark.sql.hopshive.index
+
+import java.net.URI
+
+import scala.collection.mutable
+
+import org.apache.hadoop.fs.Path
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.plans.logical.Filter
+import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.classic.ClassicConversions.castToImpl
+import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.functions.{col, collect_set, explode}
+import org.apache.spark.sql.types.{ArrayType, LongType, StringType, StructField, StructType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Hive's compact index (`CompactIndexHandler`): one row per distinct value of the indexed
+ * columns and file holding it, with the file (`_bucketname`) and the starting offsets of the
+ * Parquet row groups holding it (`_offsets`), written sorted on the indexed columns.  Hive
+ * built it with `GROUP BY cols, INPUT__FILE__NAME` (a shuffle of every row); here each task
+ * sorts the rows it read (one base partition's files) and merges equal neighbours: no shuffle,
+ * and every index file is sorted, so Parquet's page statistics find a value in it.
+ *
+ * A query reads the rows of the fresh index partitions matching its predicate on the indexed
+ * columns -- any deterministic predicate on them, as Hive's index filter did -- in one Spark
+ * job at planning.
+ */
+object CompactIndexHandler extends IndexHandler {
+  override val shortName = "COMPACT"
+  override val className: String = IndexHandlers.CompactClass
+  val Bucket = "_bucketname"
+  val Offsets = "_offsets"
+
+  def schema(columns: Seq[StructField]): StructType =
+    StructType(columns :+ StructField(Bucket, StringType) :+ StructField(Offsets, ArrayType(LongType, containsNull = false)))
+
+  override def analyzeIndexDefinition(base: CatalogTable, columns: Seq[StructField]): StructType = {
+    IndexHandlers.requireAtomic("COMPACT", columns)
+    schema(columns)
+  }
+
+  override def buildPlan(input: BuildInput): RDD[InternalRow] = {
+    val width = input.columns.length
+    val types = input.columns.map(_.dataType).toArray
+    val sorted = input.scan.sortWithinPartitions(input.columns.map(c => col(s"`${c.name}`")) :+ col("_file"): _*)
+    val conf = input.conf
+    sorted.queryExecution.toRdd.mapPartitions { rows =>
+      val groups = new RowGroups(conf.value.value)
+      val names = mutable.HashMap.empty[String, UTF8String]
+      new Iterator[InternalRow] {
+        private val in = rows.buffered
+        override def hasNext: Boolean = in.hasNext
+        override def next(): InternalRow = {
+          val first = in.next().copy()
+          val file = first.getUTF8String(width).toString
+          val offsets = mutable.SortedSet(groups.find(file, first.getLong(width + 1)).offset)
+          while (in.hasNext && same(first, in.head)) {
+            offsets += groups.find(file, in.next().getLong(width + 1)).offset
+          }
+          val values = new Array[Any](width + 3)
+          for (i <- 0 until width) values(i) = first.get(i, types(i))
+          values(width) = names.getOrElseUpdate(file, UTF8String.fromString(new Path(new URI(file)).toString))
+          values(width + 1) = new GenericArrayData(offsets.toArray[Any])
+          values(width + 2) = first.getInt(width + 2)
+          new GenericInternalRow(values)
+        }
+        private def same(a: InternalRow, b: InternalRow): Boolean =
+          (0 to width).forall(i => if (i == width) a.getUTF8String(i) == b.getUTF8String(i) else a.get(i, types(i)) == b.get(i, types(i)))
+      }
+    }
+  }
+
+  override def candidates(session: SparkSession, dataDirs: Seq[String], columns: Seq[StructField],
+      conjuncts: Seq[Expression]): Option[Map[String, Set[Long]]] = {
+    if (conjuncts.isEmpty) return None
+    val key = s"compact|${dataDirs.sorted.mkString(",")}|${conjuncts.map(_.sql).mkString(" AND ")}"
+    Some(IndexCache.getOrCompute(key) {
+      val index = session.read.schema(schema(columns)).parquet(dataDirs: _*).queryExecution.analyzed
+      val byName = index.output.map(a => a.name.toLowerCase -> a).toMap
+      val condition = conjuncts.map(_.transform { case a: AttributeReference => byName(a.name.toLowerCase) })
+        .reduce[Expression](And)
+      Dataset.ofRows(session, Filter(condition, index))
+        .select(col(Bucket), explode(col(Offsets)).as("offset"))
+        .groupBy(Bucket).agg(collect_set("offset"))
+        .collect().map(row => IndexState.pathKey(row.getString(0)) -> row.getSeq[Long](1).toSet).toMap
+    })
+  }
+}
