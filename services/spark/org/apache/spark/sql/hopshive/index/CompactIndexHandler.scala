@@ -1,10 +1,6 @@
 package org.apache.spark.sql.hopshive.index
 
-import java.net.URI
-
 import scala.collection.mutable
-
-import org.apache.hadoop.fs.Path
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
@@ -17,7 +13,6 @@ import org.apache.spark.sql.classic.ClassicConversions.castToImpl
 import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.functions.{col, collect_set, explode}
 import org.apache.spark.sql.types.{ArrayType, LongType, StringType, StructField, StructType}
-import org.apache.spark.unsafe.types.UTF8String
 
 /**
  * Hive's compact index (`CompactIndexHandler`): one row per distinct value of the indexed
@@ -52,20 +47,19 @@ object CompactIndexHandler extends IndexHandler {
     val conf = input.conf
     sorted.queryExecution.toRdd.mapPartitions { rows =>
       val groups = new RowGroups(conf.value.value)
-      val names = mutable.HashMap.empty[String, UTF8String]
       new Iterator[InternalRow] {
         private val in = rows.buffered
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val first = in.next().copy()
-          val file = first.getUTF8String(width).toString
-          val offsets = mutable.SortedSet(groups.find(file, first.getLong(width + 1)).offset)
+          val file = groups.of(first.getUTF8String(width))
+          val offsets = mutable.SortedSet(file.find(first.getLong(width + 1)).offset)
           while (in.hasNext && same(first, in.head)) {
-            offsets += groups.find(file, in.next().getLong(width + 1)).offset
+            offsets += file.find(in.next().getLong(width + 1)).offset
           }
           val values = new Array[Any](width + 3)
           for (i <- 0 until width) values(i) = first.get(i, types(i))
-          values(width) = names.getOrElseUpdate(file, UTF8String.fromString(new Path(new URI(file)).toString))
+          values(width) = file.bucket
           values(width + 1) = new GenericArrayData(offsets.toArray[Any])
           values(width + 2) = first.getInt(width + 2)
           new GenericInternalRow(values)

@@ -1,9 +1,6 @@
 package org.apache.spark.sql.hopshive.index
 
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream}
-import java.net.URI
-
-import org.apache.hadoop.fs.Path
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
@@ -13,7 +10,6 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.classic.ClassicConversions.castToImpl
 import org.apache.spark.sql.types._
-import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.util.sketch.BloomFilter
 
 /**
@@ -66,8 +62,8 @@ object DataSkippingIndexHandler extends IndexHandler {
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val name = in.head.getUTF8String(width).copy()
-          val file = name.toString
-          val group = groups.find(file, in.head.getLong(width + 1))
+          val file = groups.of(name)
+          val group = file.find(in.head.getLong(width + 1))
           val part = in.head.getInt(width + 2)
           val mins, maxs = new Array[Any](width)
           val nulls = new Array[Long](width)
@@ -87,7 +83,7 @@ object DataSkippingIndexHandler extends IndexHandler {
               }
             }
           }
-          val values = Array[Any](UTF8String.fromString(new Path(new URI(file)).toString), group.offset, group.length,
+          val values = Array[Any](file.bucket, group.offset, group.length,
             count) ++ (0 until width).flatMap(i => Seq(mins(i), maxs(i), nulls(i), bytes(blooms(i)))) :+ part
           new GenericInternalRow(values)
         }

@@ -33,7 +33,9 @@ private[index] object IndexSelection {
     if (usable.isEmpty) return None
     val listed = fs.location.listFiles(split.partition, split.data)
     val files = listed.flatMap(_.files)
-    val decisions = usable.map { case (index, handler, conjuncts) => decide(session, fs, index, handler, conjuncts, files) }
+    val decisions = usable.map { case (index, handler, conjuncts) =>
+      decide(session, fs, index, handler, conjuncts, files, listed.length)
+    }
     val skipped = decisions.flatMap(_._1).map(f => IndexState.pathKey(f.getPath.toString) -> (f.getLen, f.getModificationTime))
       .toMap
     val bytes = files.map(_.getLen).sum
@@ -45,7 +47,7 @@ private[index] object IndexSelection {
 
   /** The files one index leaves out, and what it did, in words. */
   private def decide(session: SparkSession, fs: HadoopFsRelation, index: Index, handler: IndexHandler,
-      conjuncts: Seq[Expression], files: Seq[FileStatusWithMetadata]): (Seq[FileStatusWithMetadata], String) = {
+      conjuncts: Seq[Expression], files: Seq[FileStatusWithMetadata], partitions: Int): (Seq[FileStatusWithMetadata], String) = {
     val name = s"index ${index.getIndexName} (${handler.typeName} on ${index.getSd.getCols.asScala.map(_.getName).mkString(", ")})"
     val built = builtPartitions(session, index, fs.partitionSchema.isEmpty)
     val byPartition = files.groupBy(f => owner(f.getPath, built.keySet))
@@ -54,7 +56,6 @@ private[index] object IndexSelection {
           IndexState.digest(built(key)._1.basePath, members.map(f => (f.getPath.toString, f.getLen, f.getModificationTime))) =>
         key -> members
     }
-    val partitions = byPartition.size
     if (fresh.isEmpty) {
       return (Nil, s"$name: 0 of $partitions partitions fresh")
     }
