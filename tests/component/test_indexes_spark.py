@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 
 from hopshive.core.db import Database
 from tests.support import index_workload as ix
-from tests.support.mariadb import _free_port
 from tests.support.metastore import MetastoreProcess, settings, thrift_client
 from tests.support.namenode import NamenodeServer
 from tests.support.polling import wait_until
@@ -33,7 +32,7 @@ POINT = "SELECT k, s, n, ds FROM ix.t WHERE k = 77"     # a row of partition a
 
 @pytest.fixture(scope="module")
 def stack(mariadb, tmp_path_factory):
-    """(spark, metastore port, namenode, session args) with ix's tables made."""
+    """(spark, metastore port, namenode, a second session) with ix's tables made."""
     base = tmp_path_factory.mktemp("indexes")
     database = Database(mariadb.config)
     reset_schemas(database)
@@ -44,10 +43,12 @@ def stack(mariadb, tmp_path_factory):
             "--warehouse", f"webhdfs://{namenode.address}/user/hive/warehouse",
             *session_args(build_jar(base / "spark-extension"))]
     spark = SparkProcess(args, base / "spark.log")
+    victim = SparkProcess(args, base / "victim.log")     # for the killed rebuild; starts meanwhile
     try:
         ix.ok(spark, ix.SETUP, timeout=TIMEOUT)
-        yield spark, metastore.port, namenode, args, base
+        yield spark, metastore.port, namenode, victim
     finally:
+        victim.close()
         spark.close()
         code = metastore.stop()
         namenode.stop()
@@ -156,11 +157,10 @@ def test_concurrent_rebuild_fails_and_a_killed_rebuild_leaves_the_old_index(stac
     """A second session's rebuild is frozen once it has written into its staging directory; a
     rebuild here is refused (the index table's lock); the second session is killed -9; the old
     index still answers; once the lock expires, a rebuild succeeds and clears what was left."""
-    spark, port, namenode, args, base = stack
+    spark, port, namenode, victim = stack
     ix.ok(spark, ["CREATE INDEX kc ON TABLE ix.u (k) AS 'COMPACT'"])
     point = "SELECT k, s FROM ix.u WHERE k = 77"
     version = index_table_version(port)
-    victim = SparkProcess(args, base / "victim.log")
     try:
         victim.ready(TIMEOUT)
         victim.submit({"rebuild": ["ALTER INDEX kc ON ix.u REBUILD"]})
@@ -237,7 +237,7 @@ def indexed(stack):
     ix.ok(spark, ["DROP INDEX pk ON ix.t", "DROP INDEX ps ON ix.t"])
 
 
-@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(predicate=PREDICATES)
 def test_rows_with_and_without_indexes_are_equal(indexed, predicate):
     on, off = ix.on_off(indexed, f"SELECT k, s, n, ds FROM ix.t WHERE {predicate}")
@@ -246,6 +246,6 @@ def test_rows_with_and_without_indexes_are_equal(indexed, predicate):
 
 def test_point_lookups_skip_files(indexed):
     """The property test's indexes do skip: an equality on the key reads 1 of 12 files, one on
-    a string value held by every file reads them all."""
+    a string no file holds reads none."""
     assert ix.explain(indexed, "SELECT * FROM ix.t WHERE k = 5").read == (1, 12)
-    assert ix.explain(indexed, "SELECT * FROM ix.t WHERE s = 's5'").read == (12, 12)
+    assert ix.explain(indexed, "SELECT * FROM ix.t WHERE s = 'absent'").read == (0, 12)
