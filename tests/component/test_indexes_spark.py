@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import signal
-import time
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+import requests
+from hypothesis import HealthCheck, given, settings as hsettings
 
 from hopshive.core.db import Database
 from tests.support import index_workload as ix
@@ -141,18 +140,6 @@ def test_deferred_then_partition_rebuild_and_stale_partition(stack):
                       "DROP INDEX ds1 ON ix.t"])
 
 
-def _jvm_of(pid: int) -> int:
-    """The JVM a SparkProcess child started (its child process)."""
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    return int(entry.name)
-            except (OSError, IndexError, ValueError):
-                continue
-    raise AssertionError(f"no JVM below process {pid}")
-
-
 def test_concurrent_rebuild_fails_and_a_killed_rebuild_leaves_the_old_index(stack):
     """A second session's rebuild is frozen once it has written into its staging directory; a
     rebuild here is refused (the index table's lock); the second session is killed -9; the old
@@ -162,14 +149,7 @@ def test_concurrent_rebuild_fails_and_a_killed_rebuild_leaves_the_old_index(stac
     point = "SELECT k, s FROM ix.u WHERE k = 77"
     version = index_table_version(port)
     try:
-        victim.ready(TIMEOUT)
-        victim.submit({"rebuild": ["ALTER INDEX kc ON ix.u REBUILD"]})
-        jvm = _jvm_of(victim.process.pid)
-        deadline = time.monotonic() + 120
-        while not staging_dirs(namenode):      # polled fast: the staging directory lives for a second
-            assert time.monotonic() < deadline, f"no staging directory; victim log: {victim.log_tail()}"
-            time.sleep(0.01)
-        os.kill(jvm, signal.SIGSTOP)
+        jvm = ix.freeze_mid_rebuild(victim, "ALTER INDEX kc ON ix.u REBUILD", lambda: staging_dirs(namenode))
         refused = ix.ask(spark, "ALTER INDEX kc ON ix.u REBUILD")
         assert "is being rebuilt by another session" in refused["message"], refused
         os.kill(jvm, signal.SIGKILL)
@@ -192,10 +172,8 @@ def index_table_version(port: int) -> str:
 
 
 def staging_dirs(namenode) -> list[str]:
-    import requests
     url = f"{namenode.url}/webhdfs/v1/user/hive/warehouse/ix.db/ix__u_kc__?op=LISTSTATUS&user.name=hdfs"
-    entries = requests.get(url, timeout=10).json()["FileStatuses"]["FileStatus"]
-    return [e["pathSuffix"] for e in entries if e["pathSuffix"].startswith(".hopshive-staging-")]
+    return ix.staging_names(requests.get(url, timeout=10).json()["FileStatuses"]["FileStatus"])
 
 
 def test_cascades(stack):
@@ -215,30 +193,17 @@ def test_cascades(stack):
         assert "ix__c_cc__" not in client.get_all_tables("ix")
 
 
-PREDICATES = st.one_of(
-    st.builds(lambda v: f"k = {v}", st.integers(-5, ix.ROWS + 5)),
-    st.builds(lambda vs: f"k IN ({', '.join(map(str, vs))})", st.lists(st.integers(0, ix.ROWS), min_size=1, max_size=4)),
-    st.builds(lambda lo, w: f"k BETWEEN {lo} AND {lo + w}", st.integers(-10, ix.ROWS), st.integers(0, 40)),
-    st.builds(lambda v, op: f"n {op} {v}", st.integers(-2, 52), st.sampled_from(["=", "<", ">=", "<=>"])),
-    st.sampled_from(["n IS NULL", "s IS NULL", "s IS NOT NULL AND k < 100", "n <=> NULL"]),
-    st.builds(lambda v: f"s = 's{v}'", st.integers(0, 100)),
-    st.builds(lambda v: f"s IN ('s{v}', 'zz')", st.integers(0, 100)),
-    st.builds(lambda v: f"s LIKE 's{v}%' OR k = {v}", st.integers(0, 99)),
-)
-
-
 @pytest.fixture(scope="module")
 def indexed(stack):
     """ix.t with a data-skipping index on (k, n, s) and a compact one on s."""
     spark, *_ = stack
-    ix.ok(spark, ["CREATE INDEX pk ON TABLE ix.t (k, n, s) AS 'DATASKIPPING'",
-                  "CREATE INDEX ps ON TABLE ix.t (s) AS 'COMPACT'"])
+    ix.ok(spark, ix.PROPERTY_INDEXES)
     yield spark
     ix.ok(spark, ["DROP INDEX pk ON ix.t", "DROP INDEX ps ON ix.t"])
 
 
 @hsettings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(predicate=PREDICATES)
+@given(predicate=ix.PREDICATES)
 def test_rows_with_and_without_indexes_are_equal(indexed, predicate):
     on, off = ix.on_off(indexed, f"SELECT k, s, n, ds FROM ix.t WHERE {predicate}")
     assert on == off, predicate

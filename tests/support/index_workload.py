@@ -9,10 +9,17 @@ ints carry NULLs."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
-from tests.support.spark_workload import localize
+from hypothesis import strategies as st
+
+from tests.support.spark_workload import SparkProcess, localize
 
 ROWS = 3000
 ENABLED = "spark.hopshive.index.enabled"
@@ -78,3 +85,50 @@ def on_off(spark, query: str, prefix: str = "", timeout: float = 600) -> tuple:
 def localize_ix(statement: str, prefix: str) -> str:
     """Database ix renamed <prefix>ix (w1/w2 too, as spark_workload.localize does)."""
     return re.sub(r"\bix\b", f"{prefix}ix", localize(statement, prefix)) if prefix else statement
+
+
+# Predicates of the property test: equality, IN, range, NULL and string predicates on t's columns.
+PREDICATES = st.one_of(
+    st.builds(lambda v: f"k = {v}", st.integers(-5, ROWS + 5)),
+    st.builds(lambda vs: f"k IN ({', '.join(map(str, vs))})", st.lists(st.integers(0, ROWS), min_size=1, max_size=4)),
+    st.builds(lambda lo, w: f"k BETWEEN {lo} AND {lo + w}", st.integers(-10, ROWS), st.integers(0, 40)),
+    st.builds(lambda v, op: f"n {op} {v}", st.integers(-2, 52), st.sampled_from(["=", "<", ">=", "<=>"])),
+    st.sampled_from(["n IS NULL", "s IS NULL", "s IS NOT NULL AND k < 100", "n <=> NULL"]),
+    st.builds(lambda v: f"s = 's{v}'", st.integers(0, 100)),
+    st.builds(lambda v: f"s IN ('s{v}', 'zz')", st.integers(0, 100)),
+    st.builds(lambda v: f"s LIKE 's{v}%' OR k = {v}", st.integers(0, 99)),
+)
+PROPERTY_INDEXES = ["CREATE INDEX pk ON TABLE ix.t (k, n, s) AS 'DATASKIPPING'",
+                    "CREATE INDEX ps ON TABLE ix.t (s) AS 'COMPACT'"]
+
+
+def jvm_of(pid: int) -> int:
+    """The JVM a SparkProcess child started (its child process)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    return int(entry.name)
+            except (OSError, IndexError, ValueError):
+                continue
+    raise AssertionError(f"no JVM below process {pid}")
+
+
+def freeze_mid_rebuild(victim: SparkProcess, statement: str, staging: Callable[[], list], timeout: float = 600) -> int:
+    """Start ``statement`` (a rebuild) in ``victim`` and SIGSTOP its JVM as soon as ``staging()``
+    (the index table's staging directories) is not empty: the rebuild has written and not yet
+    committed.  Returns the JVM's pid (kill it)."""
+    victim.ready(timeout)
+    victim.submit({"rebuild": [statement]})
+    jvm = jvm_of(victim.process.pid)
+    deadline = time.monotonic() + timeout
+    while not staging():        # polled fast: the staging directory lives for about a second
+        assert time.monotonic() < deadline, f"no staging directory; the session's log: {victim.log_tail()}"
+        time.sleep(0.01)
+    os.kill(jvm, signal.SIGSTOP)
+    return jvm
+
+
+def staging_names(entries: list[dict]) -> list[str]:
+    """The staging directories among a LISTSTATUS answer's entries."""
+    return [e["pathSuffix"] for e in entries if e["pathSuffix"].startswith(".hopshive-staging-")]
