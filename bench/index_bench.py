@@ -14,7 +14,7 @@ key column of every file); a scan of every column is shown too.
 Starts a private MariaDB, namenode and metastore, and one local[2] Spark session in this
 process, as bench/mapjoin_bench.py does.
 
-    .venv-test/bin/python bench/index_bench.py [--rows 2000000] [--files 200] [--repeat 3]
+    .venv-test/bin/python bench/index_bench.py [--rows 2000000] [--files 200] [--repeat 3] [--row-group-bytes N]
 """
 
 from __future__ import annotations
@@ -42,30 +42,32 @@ PRIME = 1_000_003          # k = id * PRIME mod rows: a permutation when rows is
 RANGE_WIDTH = 20
 
 
-def load(spark, rows: int, files: int) -> None:
+def load(spark, rows: int, files: int, row_group_bytes: int) -> None:
     spark.sql("CREATE DATABASE bench")
-    spark.sql("CREATE TABLE bench.t (k BIGINT, id BIGINT, s STRING, d DOUBLE, ts TIMESTAMP) USING parquet")
+    options = f" OPTIONS ('parquet.block.size'='{row_group_bytes}')" if row_group_bytes else ""
+    spark.sql(f"CREATE TABLE bench.t (k BIGINT, id BIGINT, s STRING, d DOUBLE, ts TIMESTAMP) USING parquet{options}")
     spark.sql(f"INSERT INTO bench.t SELECT /*+ REPARTITION({files}) */ (id * {PRIME}) % {rows} AS k, id,"
               f" concat('user-', CAST(id % 100000 AS STRING)) AS s, rand(7) AS d,"
               f" timestamp_seconds(1700000000 + id) AS ts FROM range({rows})")
 
 
-def scanned(frame) -> tuple[int, int]:
-    """(files, bytes) the query's table scans read, from Spark's SQL metrics."""
+def scanned(frame) -> tuple[int, int, int]:
+    """(files, their bytes, rows) the query's table scans read, from Spark's SQL metrics."""
     plan = frame._jdf.queryExecution().executedPlan()
     if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
         plan = plan.executedPlan()
     leaves = plan.collectLeaves()
-    files = size = 0
+    files = size = rows = 0
     for i in range(leaves.size()):
         metrics = leaves.apply(i).metrics()
         if metrics.contains("numFiles"):
             files += metrics.apply("numFiles").value()
             size += metrics.apply("filesSize").value()
-    return files, size
+            rows += metrics.apply("numOutputRows").value()
+    return files, size, rows
 
 
-def timed(spark, query: str) -> tuple[float, int, int, list]:
+def timed(spark, query: str) -> tuple[float, int, int, int, list]:
     start = time.perf_counter()
     frame = spark.sql(query)
     rows = sorted(tuple(r) for r in frame.collect())
@@ -74,7 +76,7 @@ def timed(spark, query: str) -> tuple[float, int, int, list]:
 
 
 def lookups(spark, rows: int, repeat: int, seed: int) -> dict:
-    """{lookup: (first run, [later runs])}, each (seconds, files, bytes, rows); keys from `seed`,
+    """{lookup: (first run, [later runs])}, each (seconds, files, bytes, rows scanned, result); keys from `seed`,
     so every configuration looks up the same keys."""
     pick = random.Random(seed)
     keys = [pick.randrange(rows) for _ in range(repeat + 1)]
@@ -97,6 +99,8 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--row-group-bytes", type=int, default=0,
+                        help="parquet.block.size of the table (0: Parquet's default, 128 MiB)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="index-bench-"))
     stack, spark = [], None
@@ -115,7 +119,7 @@ def main() -> int:
         warehouse = f"webhdfs://{namenode.address}/user/hive/warehouse/bench.db"
         log(f"loading {args.rows:,} rows in {args.files} files")
         start = time.perf_counter()
-        load(spark, args.rows, args.files)
+        load(spark, args.rows, args.files, args.row_group_bytes)
         log(f"  loaded in {time.perf_counter() - start:.0f} s")
         table_bytes = size_of(spark, f"{warehouse}/t")
         full = timed(spark, "SELECT count(*), sum(hash(*)) FROM bench.t")
@@ -146,9 +150,9 @@ def main() -> int:
 def check(results: dict) -> None:
     """Every configuration returned the same rows for the same keys."""
     for name in ("point", "range"):
-        expected = [run[3] for run in [results["none"][name][0], *results["none"][name][1]]]
+        expected = [run[4] for run in [results["none"][name][0], *results["none"][name][1]]]
         for handler, runs in results.items():
-            got = [run[3] for run in [runs[name][0], *runs[name][1]]]
+            got = [run[4] for run in [runs[name][0], *runs[name][1]]]
             if got != expected:
                 raise SystemExit(f"{handler} {name}: rows differ from no index")
 
@@ -164,8 +168,9 @@ def report(args, table_bytes: int, full: tuple, results: dict, builds: dict) -> 
     for handler, (built, size) in builds.items():
         print(f"| {handler} | {built:.1f} | {built / none_point:.2f}x | {built / full[0]:.2f}x | {size / 2**20:.2f} "
               f"| {100 * size / table_bytes:.2f} % |")
-    print("\n| lookup | index | first, s | median, s | files read | bytes read, MiB | files / all | speed-up vs none |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("\n| lookup | index | first, s | median, s | files read | their size, MiB | files / all | rows scanned "
+          "| speed-up vs none |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in ("point", "range"):
         base = statistics.median(r[0] for r in results["none"][name][1])
         for handler, runs in results.items():
@@ -173,8 +178,9 @@ def report(args, table_bytes: int, full: tuple, results: dict, builds: dict) -> 
             median = statistics.median(r[0] for r in later)
             files = statistics.median(r[1] for r in later)
             size = statistics.median(r[2] for r in later)
+            scanned_rows = statistics.median(r[3] for r in later)
             print(f"| {name} | {handler} | {first[0]:.2f} | {median:.2f} | {files:.0f} | {size / 2**20:.2f} "
-                  f"| {100 * files / args.files:.1f} % | {base / median:.1f}x |")
+                  f"| {100 * files / args.files:.1f} % | {scanned_rows:,.0f} | {base / median:.1f}x |")
 
 
 if __name__ == "__main__":

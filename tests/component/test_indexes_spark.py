@@ -176,6 +176,23 @@ def staging_dirs(namenode) -> list[str]:
     return ix.staging_names(requests.get(url, timeout=10).json()["FileStatuses"]["FileStatus"])
 
 
+def test_only_the_named_row_groups_of_a_file_are_read(stack):
+    """One file of many small row groups: the data-skipping index names the one holding the key
+    (its bloom filter: the key is unsorted, so min/max cannot); the rows are Spark's without it."""
+    spark, *_ = stack
+    ix.ok(spark, ["CREATE TABLE ix.r (k BIGINT, s STRING) USING parquet OPTIONS ('parquet.block.size'='8192')",
+                  "INSERT INTO ix.r SELECT /*+ REPARTITION(1) */ k, s FROM ix.u",
+                  "CREATE INDEX rg ON TABLE ix.r (k) AS 'DATASKIPPING'"])
+    try:
+        explained = ix.explain(spark, "SELECT * FROM ix.r WHERE k = 77")
+        assert explained.read == (1, 1) and "; 1 row groups named in 1 files read" in explained.text, explained.text
+        for query in ("SELECT * FROM ix.r WHERE k = 77", "SELECT * FROM ix.r WHERE k IN (5, 77, 2999)"):
+            on, off = ix.on_off(spark, query)
+            assert on == off and on, (query, on, off)
+    finally:
+        ix.ok(spark, ["DROP TABLE ix.r"])
+
+
 def test_cascades(stack):
     """Dropping a base partition drops the index partition; DROP TABLE of the index table is
     refused; dropping the base table drops the index and its table."""

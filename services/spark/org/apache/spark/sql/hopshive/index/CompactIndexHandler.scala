@@ -6,9 +6,8 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow, UnsafeArrayData}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
-import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.classic.ClassicConversions.castToImpl
 import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.functions.{col, collect_set, explode}
@@ -43,29 +42,34 @@ object CompactIndexHandler extends IndexHandler {
   override def buildPlan(input: BuildInput): RDD[InternalRow] = {
     val width = input.columns.length
     val types = input.columns.map(_.dataType).toArray
-    val sorted = input.scan.sortWithinPartitions(input.columns.map(c => col(s"`${c.name}`")) :+ col("_file"): _*)
+    val order = input.columns.map(c => col(s"`${c.name}`")) ++ Seq(col("_file"), col("_row"))
+    val sorted = input.scan.sortWithinPartitions(order: _*)
     val conf = input.conf
     sorted.queryExecution.toRdd.mapPartitions { rows =>
       val groups = new RowGroups(conf.value.value)
+      val offsets = new mutable.ArrayBuilder.ofLong
       new Iterator[InternalRow] {
         private val in = rows.buffered
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val first = in.next().copy()
           val file = groups.of(first.getUTF8String(width))
-          val offsets = mutable.SortedSet(file.find(first.getLong(width + 1)).offset)
-          while (in.hasNext && same(first, in.head)) {
-            offsets += file.find(in.next().getLong(width + 1)).offset
+          offsets.clear()
+          var last = file.find(first.getLong(width + 1)).offset
+          offsets += last
+          while (in.hasNext && same(first, in.head)) {       // rows of a file in row order: offsets ascend
+            val offset = file.find(in.next().getLong(width + 1)).offset
+            if (offset != last) { offsets += offset; last = offset }
           }
           val values = new Array[Any](width + 3)
           for (i <- 0 until width) values(i) = first.get(i, types(i))
           values(width) = file.bucket
-          values(width + 1) = new GenericArrayData(offsets.toArray[Any])
+          values(width + 1) = UnsafeArrayData.fromPrimitiveArray(offsets.result())
           values(width + 2) = first.getInt(width + 2)
           new GenericInternalRow(values)
         }
         private def same(a: InternalRow, b: InternalRow): Boolean =
-          (0 to width).forall(i => if (i == width) a.getUTF8String(i) == b.getUTF8String(i) else a.get(i, types(i)) == b.get(i, types(i)))
+          a.getUTF8String(width) == b.getUTF8String(width) && (0 until width).forall(i => a.get(i, types(i)) == b.get(i, types(i)))
       }
     }
   }

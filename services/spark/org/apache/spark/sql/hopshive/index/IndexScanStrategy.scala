@@ -23,8 +23,9 @@ object IndexScanStrategy {
 
 /**
  * Queries use indexes: a scan of a Parquet catalog table with a predicate on the columns of
- * one of its indexes reads only the files the index says can hold matching rows, in the
- * partitions whose index is fresh; stale partitions (and those never indexed) are read whole.
+ * one of its indexes reads only the files the index says can hold matching rows, and of those
+ * only the row groups it names ([[IndexedParquetFileFormat]]), in the partitions whose index is
+ * fresh; stale partitions (and those never indexed) are read whole.
  * Results cannot change: a file is left out only when a fresh index partition says no row of
  * it can match, and Spark still applies the whole predicate to the rows it reads.
  *
@@ -46,7 +47,9 @@ case class IndexScanStrategy(session: SparkSession) extends SparkStrategy with L
               None
           }
           selection.map { chosen =>
-            val narrowed = relation.copy(relation = fs.copy(location = new IndexedFileIndex(fs.location, chosen.skipped))(fs.sparkSession))
+            val format = if (chosen.rowGroups.isEmpty) fs.fileFormat else new IndexedParquetFileFormat(chosen.rowGroups)
+            val narrowed = relation.copy(relation = fs.copy(location = new IndexedFileIndex(fs.location, chosen.skipped),
+              fileFormat = format)(fs.sparkSession))
             FileSourceStrategy(plan.transformUp { case r: LogicalRelation if r eq relation => narrowed })
               .map(_.transformUp {
                 case scan: FileSourceScanExec if scan.relation.location.isInstanceOf[IndexedFileIndex] =>

@@ -12,8 +12,13 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMeta
 import org.apache.spark.util.Utils
 
 /** What the indexes of a scan decided: the files left out (each with the length and
- *  modification time it had when the index said so) and a line for EXPLAIN. */
-private[index] case class IndexSelection(skipped: Map[String, (Long, Long)], description: String)
+ *  modification time it had when the index said so), the row groups (starting offsets) to
+ *  read of the files read where an index named them, and a line for EXPLAIN. */
+private[index] case class IndexSelection(skipped: Map[String, (Long, Long)], rowGroups: Map[String, Set[Long]],
+    description: String)
+
+/** One index's verdict on a scan: files left out, row groups of fresh files, in words. */
+private case class Decision(skipped: Seq[FileStatusWithMetadata], rowGroups: Map[String, Set[Long]], text: String)
 
 private[index] object IndexSelection {
   /**
@@ -36,18 +41,23 @@ private[index] object IndexSelection {
     val decisions = usable.map { case (index, handler, conjuncts) =>
       decide(session, fs, index, handler, conjuncts, files, listed.length)
     }
-    val skipped = decisions.flatMap(_._1).map(f => IndexState.pathKey(f.getPath.toString) -> (f.getLen, f.getModificationTime))
+    val skipped = decisions.flatMap(_.skipped).map(f => IndexState.pathKey(f.getPath.toString) -> (f.getLen, f.getModificationTime))
       .toMap
+    val rowGroups = decisions.map(_.rowGroups).reduce { (a, b) =>      // an intersection: each index is right
+      (a.keySet ++ b.keySet).map(k => k -> (if (a.contains(k) && b.contains(k)) a(k) & b(k) else a.getOrElse(k, b(k))))
+        .toMap
+    }.filter { case (file, _) => !skipped.contains(file) }
     val bytes = files.map(_.getLen).sum
     val skippedBytes = files.filter(f => skipped.contains(IndexState.pathKey(f.getPath.toString))).map(_.getLen).sum
-    Some(IndexSelection(skipped, decisions.map(_._2).mkString("; ") +
+    Some(IndexSelection(skipped, rowGroups, decisions.map(_.text).mkString("; ") +
       s": read ${files.length - skipped.size} of ${files.length} files (${Utils.bytesToString(bytes - skippedBytes)}" +
-      s" of ${Utils.bytesToString(bytes)}), skipped ${skipped.size} files (${Utils.bytesToString(skippedBytes)})"))
+      s" of ${Utils.bytesToString(bytes)}), skipped ${skipped.size} files (${Utils.bytesToString(skippedBytes)})" +
+      s"; ${rowGroups.values.map(_.size).sum} row groups named in ${rowGroups.size} files read"))
   }
 
   /** The files one index leaves out, and what it did, in words. */
   private def decide(session: SparkSession, fs: HadoopFsRelation, index: Index, handler: IndexHandler,
-      conjuncts: Seq[Expression], files: Seq[FileStatusWithMetadata], partitions: Int): (Seq[FileStatusWithMetadata], String) = {
+      conjuncts: Seq[Expression], files: Seq[FileStatusWithMetadata], partitions: Int): Decision = {
     val name = s"index ${index.getIndexName} (${handler.typeName} on ${index.getSd.getCols.asScala.map(_.getName).mkString(", ")})"
     val built = builtPartitions(session, index, fs.partitionSchema.isEmpty)
     val byPartition = files.groupBy(f => owner(f.getPath, built.keySet))
@@ -57,14 +67,16 @@ private[index] object IndexSelection {
         key -> members
     }
     if (fresh.isEmpty) {
-      return (Nil, s"$name: 0 of $partitions partitions fresh")
+      return Decision(Nil, Map.empty, s"$name: 0 of $partitions partitions fresh")
     }
     val columns = index.getSd.getCols.asScala.map(c => fs.dataSchema.find(_.name.equalsIgnoreCase(c.getName)).get).toSeq
     handler.candidates(session, fresh.keys.map(built(_)._2).toSeq, columns, conjuncts) match {
-      case None => (Nil, s"$name: cannot use ${conjuncts.map(_.sql).mkString(" AND ")}")
+      case None => Decision(Nil, Map.empty, s"$name: cannot use ${conjuncts.map(_.sql).mkString(" AND ")}")
       case Some(candidates) =>
+        val freshFiles = fresh.values.flatten.map(f => IndexState.pathKey(f.getPath.toString)).toSet
         val left = fresh.values.flatten.filterNot(f => candidates.contains(IndexState.pathKey(f.getPath.toString))).toSeq
-        (left, s"$name: ${fresh.size} of $partitions partitions fresh")
+        Decision(left, candidates.filter { case (file, _) => freshFiles(file) },
+          s"$name: ${fresh.size} of $partitions partitions fresh")
     }
   }
 
