@@ -7,6 +7,8 @@ and sees the file system and the metastore agree through server2."""
 from __future__ import annotations
 
 import secrets
+import subprocess
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -59,7 +61,8 @@ def test_project_user_writes_its_own_files(targets, projects, webhdfs, metastore
 def test_beeline(targets, projects, url_tail):
     email, username, project = projects["a"]
     host, port = targets.server2
-    done = beeline(host, port, project, email, PASSWORD, "SELECT current_user() AS u, 1 + 1 AS two;", url_tail)
+    done = beeline(host, port, project, email, PASSWORD, "SELECT current_user() AS u, 1 + 1 AS two;",
+                   server2.jdbc_tail(url_tail))
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{project}__{username},2" in done.stdout.splitlines(), done.stdout
 
@@ -68,10 +71,9 @@ def test_wrong_password_opens_no_session(targets, projects):
     email, _, project = projects["a"]
     host, port = targets.server2
     with pytest.raises(Exception) as refused:
-        hive.connect(host=host, port=port, username=email, password="not-the-password", auth="CUSTOM",
-                     database=project)
+        server2.connect(targets, email, "not-the-password", project)
     assert "wrong e-mail or password" in str(refused.value)
-    done = beeline(host, port, project, email, "not-the-password", "SELECT 1;", ";auth=noSasl")
+    done = beeline(host, port, project, email, "not-the-password", "SELECT 1;", server2.jdbc_tail(";auth=noSasl"))
     assert done.returncode != 0 and "wrong e-mail or password" in done.stderr + done.stdout
 
 
@@ -158,6 +160,45 @@ def test_an_engine_cannot_read_another_engines_token(targets, projects):
         assert run_on(targets.containers.get(host), "test", "-s", token_a).returncode == 0, token_a
     assert any(words in str(denied.value) for words in ("ermission denied", "PATH_NOT_FOUND")), \
         str(denied.value)[:2000]
+
+
+@pytest.fixture(scope="module")
+def escape_probe(tmp_path_factory) -> bytes:
+    """The jar of a hostile member's UDF (support/udf/EscapeProbe.java), compiled against the
+    Hive classes in pyspark's jars."""
+    import pyspark
+    work = tmp_path_factory.mktemp("udf")
+    jars = Path(pyspark.__file__).parent / "jars"
+    subprocess.run(["javac", "-d", str(work), "-cp", f"{jars}/*", str(Path(__file__).parent / "support" / "udf" /
+                    "EscapeProbe.java")], check=True, capture_output=True)
+    subprocess.run(["jar", "cf", str(work / "probe.jar"), "-C", str(work), "."], check=True, capture_output=True)
+    return (work / "probe.jar").read_bytes()
+
+
+def test_a_udf_cannot_leave_its_user(targets, projects, escape_probe):
+    """A member's own jar (CREATE FUNCTION ... USING JAR) runs in the member's engine, as its
+    sandbox account, with the member's token only: it reads its own token file but neither
+    another engine's nor the services' configuration, and the namenodes refuse it as `hdfs`
+    even with their certificates ignored."""
+    (email_a, username_a, project_a), (email_b, _, project_b) = projects["a"], projects["b"]
+    member = f"{project_a}__{username_a}"
+    jar = f"/user/{member}/escape-probe.jar"
+    WebHdfs(targets.webhdfs_url, member).write(jar, escape_probe)
+    with connect(targets, email_a, project_a) as conn_a, connect(targets, email_b, project_b) as conn_b:
+        _, token_a = engine_facts(conn_a)
+        _, token_b = engine_facts(conn_b)
+        query(conn_a, f"CREATE TEMPORARY FUNCTION escape_probe AS 'EscapeProbe' USING JAR '{targets.uri(jar)}'")
+
+        def probe(target: str) -> str:
+            return query(conn_a, f"SELECT escape_probe('{target}')")[0][0]
+
+        assert probe(f"file:{token_a}").startswith("READ "), probe(f"file:{token_a}")
+        for path in (token_b, "/etc/hopshive/server2.yml", "/etc/hopshive/platform.yml"):
+            answer = probe(f"file:{path}")
+            assert answer.startswith("FAILED java.nio.file.AccessDeniedException"), (path, answer)
+        for url in [targets.namenode_url(address) for address in targets.namenodes] or [targets.webhdfs_url]:
+            answer = probe(f"{url}/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs")
+            assert answer in ("HTTP 401", "HTTP 403"), (url, answer)
 
 
 @pytest.mark.parametrize("sql", [

@@ -46,3 +46,9 @@ def spark_conf_dir() -> str | None:
                                                                                    directory / "truststore.p12")))
             _spark_dir = directory
     return str(_spark_dir)
+
+
+def truststore_file() -> str | None:
+    """The PKCS12 truststore with the deployment's CA (Java clients: beeline), else None."""
+    directory = spark_conf_dir()
+    return str(Path(directory) / "truststore.p12") if directory else None

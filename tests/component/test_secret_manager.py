@@ -10,6 +10,7 @@ import pytest
 
 from hopshive.core.db import Database
 from hopshive.exceptions import AccessDenied, InvalidToken
+from hopshive.security.block_tokens import HEADER, READ, WRITE, BlockTokens
 from hopshive.security.secrets import SecretManager, TokenPolicy
 from hopshive.security.tokens import Token
 
@@ -165,3 +166,15 @@ def test_a_renewed_url_string_is_checked_again(db, decodes):
     manager.renew(token, "p1__alice")
     manager.verify_url_string(token.url_string())
     assert len(decodes) == 2
+
+
+def test_block_access_tokens_grant_one_block_one_access_until_they_expire(manager, mariadb):
+    grants = BlockTokens(manager)
+    header = grants.headers(7, READ)[HEADER]
+    BlockTokens(SecretManager(Database(mariadb.config))).check(header, 7, READ)   # any namenode checks it
+    for text, block_id, access in [(header, 8, READ), (header, 7, WRITE), (None, 7, READ), ("1.2", 7, READ),
+                                   ("x.y.z", 7, READ), ("999999." + header.split(".", 1)[1], 7, READ)]:
+        with pytest.raises(InvalidToken):
+            grants.check(text, block_id, access)
+    with pytest.raises(InvalidToken, match="expired"):
+        grants.check(BlockTokens(manager, lifetime=-1).headers(7, READ)[HEADER], 7, READ)

@@ -14,6 +14,9 @@ import requests
 from hdfs import InsecureClient
 
 from hopshive.cli import dfs
+from hopshive.namespace.replication import INTERNAL
+from hopshive.security.block_tokens import HEADER, READ, WRITE, BlockTokens
+from hopshive.security.secrets import SecretManager
 from tests.support.namenode import NamenodeServer
 from tests.support.polling import wait_until
 
@@ -282,3 +285,31 @@ def test_replication_factors_as_hdfs_takes_them(trio, capsys):
     reply = requests.put(f"{first.url}/webhdfs/v1/r/many", params={"op": "SETREPLICATION", "user.name": "bob",
                                                                   "replication": "2"}, timeout=10)
     assert reply.status_code == 403
+
+
+def test_the_internal_block_endpoint_serves_only_namenodes(trio, db):
+    """A replica read or written past the namespace needs a block access token, which only
+    the namenodes (holding the database's master keys) can sign: nothing else that reaches
+    the port reads a block by its id or overwrites a replica."""
+    data = payload(BLOCK // 2, b"secret")
+    InsecureClient(trio[0].url, user="hdfs").write("/r/guarded", data)
+    block_id = block_ids(db, "guarded")[0]
+    holder = by_address(trio, sorted(holders(trio[0], "/r/guarded")[0])[0])
+    url = f"{holder.url}{INTERNAL}/{block_id}"
+    grants = BlockTokens(SecretManager(db))
+    reads = {"offset": 0, "length": len(data)}
+
+    assert requests.get(url, params=reads, timeout=10).status_code == 403
+    forged = {HEADER: grants.headers(block_id, READ)[HEADER][:-4] + "0000"}
+    assert requests.get(url, params=reads, headers=forged, timeout=10).status_code == 403
+    assert requests.get(url, params=reads, headers=grants.headers(block_id + 1, READ), timeout=10).status_code == 403
+    write_grant = grants.headers(block_id, WRITE)
+    assert requests.get(url, params=reads, headers=write_grant, timeout=10).status_code == 403
+    for headers in ({}, grants.headers(block_id, READ)):
+        refused = requests.put(url, data=b"overwritten", headers=headers, timeout=10)
+        assert refused.status_code == 403 and "block access token" in refused.text, refused.text
+    assert block_file(holder, block_id).read_bytes() == data
+
+    granted = requests.get(url, params=reads, headers=grants.headers(block_id, READ), timeout=10)
+    assert granted.status_code == 200 and granted.content == data
+    assert read(trio[1], "/r/guarded") == data

@@ -10,6 +10,7 @@ import threading
 import time
 
 from ..core.db import Tx
+from ..security.block_tokens import BlockTokens
 from .namespace import Namespace, release_lease
 from .replication import MONITOR_LEASE, ReplicationMonitor, acquire_lease, record_replica
 from .replication import release_lease as release_duty
@@ -93,13 +94,13 @@ def sweep_orphans(namespace: Namespace, grace: float) -> int:
 
 
 class Maintenance(threading.Thread):
-    def __init__(self, namespace: Namespace, interval: float, orphan_grace: float,
+    def __init__(self, namespace: Namespace, block_tokens: BlockTokens, interval: float, orphan_grace: float,
                  replication_interval: float = 3.0, block_report_interval: float = ORPHAN_SWEEP_EVERY):
         super().__init__(name="namenode-maintenance", daemon=True)
         self.namespace, self.interval, self.orphan_grace = namespace, interval, orphan_grace
         self.replication_interval = replication_interval
         self.block_report_interval = block_report_interval
-        self.monitor = ReplicationMonitor(namespace.db, namespace.holders, tls=namespace.config)
+        self.monitor = ReplicationMonitor(namespace.db, namespace.holders, block_tokens, tls=namespace.config)
         self.owner = f"{namespace.blocks.location}/{namespace.liveness.namenode_id}"
         self.stopping = threading.Event()
 

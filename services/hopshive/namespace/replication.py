@@ -45,6 +45,7 @@ import requests
 
 from ..core.db import Database, Tx
 from ..core.tls import VerifyingSession, http_scheme
+from ..security.block_tokens import READ, WRITE, BlockTokens
 from .blocks import READ_CHUNK
 
 log = logging.getLogger(__name__)
@@ -172,10 +173,11 @@ def block_states(tx: Tx, holder_timeout: float, dead_after: float, inode_ids: li
 class ReplicationMonitor:
     """One round of the elected namenode's replication duty (see the module docstring)."""
 
-    def __init__(self, db: Database, holders: Holders, max_copies_per_round: int = 100, tls: dict | None = None):
+    def __init__(self, db: Database, holders: Holders, block_tokens: BlockTokens, max_copies_per_round: int = 100,
+                 tls: dict | None = None):
         """``tls``: the namenode section (tls_cert_file set: peers are called over https and
         verified with its tls_ca_file)."""
-        self.db, self.holders = db, holders
+        self.db, self.holders, self.block_tokens = db, holders, block_tokens
         self.max_copies = max_copies_per_round
         self.scheme = http_scheme(tls or {})
         self.http = VerifyingSession((tls or {}).get("tls_ca_file", ""))
@@ -228,11 +230,13 @@ class ReplicationMonitor:
         for source in state.readable:
             try:
                 with self.http.get(replica_url(self.scheme, source, state.block_id),
-                                   params={"length": state.num_bytes}, stream=True, timeout=COPY_TIMEOUT) as got:
+                                   params={"length": state.num_bytes}, stream=True, timeout=COPY_TIMEOUT,
+                                   headers=self.block_tokens.headers(state.block_id, READ)) as got:
                     if got.status_code != 200:
                         continue
                     put = self.http.put(replica_url(self.scheme, target, state.block_id),
                                         params={"length": state.num_bytes},
+                                        headers=self.block_tokens.headers(state.block_id, WRITE),
                                         data=got.iter_content(READ_CHUNK), timeout=COPY_TIMEOUT)
                 if put.status_code not in (200, 201):
                     log.warning("replica copy refused", extra={"block_id": state.block_id, "target": target,

@@ -149,15 +149,27 @@ class SecretManager:
             raise InvalidToken(str(exc)) from exc
 
     def _password(self, identifier: TokenIdentifier, raw: bytes) -> bytes:
-        secret = self._keys.get(identifier.master_key_id)
+        secret = self.secret(identifier.master_key_id)
+        if secret is None:
+            raise InvalidToken(f"token ({self._describe(identifier)}) is invalid: unknown master key")
+        return _sign(secret, raw)
+
+    # ------------------------------------------------- keys for other signers
+    def signing_key(self) -> tuple[int, bytes]:
+        """The newest master key (made when due): (key id, secret), for the other HMACs the
+        services sign with the shared keys (hopshive.security.block_tokens)."""
+        return self.db.run(lambda tx: self._current_key(tx, _now_ms()))
+
+    def secret(self, key_id: int) -> bytes | None:
+        """The master key ``key_id``, or None when there is no such key (any more)."""
+        secret = self._keys.get(key_id)
         if secret is None:
             row = self.db.run(lambda tx: tx.query_one(
-                "SELECT secret FROM hops.hdfs_master_keys WHERE key_id=%s", (identifier.master_key_id,)),
-                readonly=True)
+                "SELECT secret FROM hops.hdfs_master_keys WHERE key_id=%s", (key_id,)), readonly=True)
             if row is None:
-                raise InvalidToken(f"token ({self._describe(identifier)}) is invalid: unknown master key")
-            secret = self._keys.setdefault(identifier.master_key_id, bytes(row[0]))
-        return _sign(secret, raw)
+                return None
+            secret = self._keys.setdefault(key_id, bytes(row[0]))
+        return secret
 
     def _check_alive(self, identifier: TokenIdentifier) -> None:
         now = _now_ms()

@@ -9,9 +9,9 @@ Blocks are replicated (hopshive.namespace.replication): a write is answered once
 namenode to its peers' internal block endpoint (``/internal/v1/blocks/<id>``, which the
 replication monitor uses too); a read takes each block from this disk when it holds a
 sound replica, else from a live holder, and moves on to the next replica, at the same byte,
-when one is corrupt or its holder fails mid-stream.  The internal endpoint trusts its
-callers as WebHDFS's simple authentication does: keep the namenode port on the cluster's
-network.
+when one is corrupt or its holder fails mid-stream.  The internal endpoint serves only
+callers with a block access token for that block (hopshive.security.block_tokens), which
+only namenodes can sign, in every security mode.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from ..namespace.namespace import MAX_REPLICATION, Namespace
 from ..namespace.replication import INTERNAL, replica_url
 from ..namespace.status import FileStatus
 from ..namespace.users import Caller
+from ..security.block_tokens import HEADER, READ, WRITE, BlockTokens
 from .errors import Reply, json_response, remote_exception
 from .identity import Identity
 from .token_ops import DelegationTokens
@@ -94,8 +95,10 @@ def file_status_json(status: FileStatus) -> dict:
 
 
 class WebHdfs:
-    def __init__(self, namespace: Namespace, config: dict, loop_reads: LoopReads, identity: Identity):
+    def __init__(self, namespace: Namespace, config: dict, loop_reads: LoopReads, identity: Identity,
+                 block_tokens: BlockTokens):
         self.ns = namespace
+        self.block_tokens = block_tokens
         self.config = config
         self.loop_reads = loop_reads
         self.identity = identity
@@ -332,7 +335,6 @@ class WebHdfs:
         response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
                                                "Content-Length": str(count)})
         await response.prepare(req.http)
-        position = offset
         try:
             for block, start, part in parts:
                 async for chunk in self._block_bytes(block, start, part):
@@ -378,7 +380,9 @@ class WebHdfs:
     async def _remote_replica(self, holder: str, block_id: int, start: int, count: int):
         """Bytes of ``holder``'s replica of ``block_id`` (it verifies them as it sends)."""
         url = replica_url(self.scheme, holder, block_id)
-        async with self._peers().get(url, params={"offset": str(start), "length": str(count)}) as reply:
+        headers = await self._grant(block_id, READ)
+        async with self._peers().get(url, params={"offset": str(start), "length": str(count)},
+                                     headers=headers) as reply:
             if reply.status == 409:
                 raise CorruptReplica(f"{holder} reports its replica of block {block_id} corrupt or missing")
             if reply.status != 200:
@@ -393,15 +397,16 @@ class WebHdfs:
         409 when it is missing or corrupt at the start; the stream is cut when it turns out
         corrupt later (either way the replica is reported)."""
         block_id = int(http.match_info["block_id"])
+        loop = asyncio.get_running_loop()
         try:
             params = Params(http.query)
             start, count = params.integer("offset", 0, minimum=0), params.integer("length", None, minimum=0)
             if count is None:
                 raise InvalidArgument("length is required")
+            await loop.run_in_executor(None, self.block_tokens.check, http.headers.get(HEADER), block_id, READ)
         except HopsHiveError as exc:
             return remote_exception(exc).aiohttp()
         chunks = self.ns.blocks.read_local(block_id, start, count)
-        loop = asyncio.get_running_loop()
         try:
             first = await loop.run_in_executor(None, next, chunks, b"")
         except CorruptReplica as exc:
@@ -430,11 +435,12 @@ class WebHdfs:
         missing or corrupt one is replaced); without it (the write pipeline, which learns the
         length at the end) the sender compares the length answered."""
         block_id = int(http.match_info["block_id"])
+        loop = asyncio.get_running_loop()
         try:
             length = Params(http.query).integer("length", None, minimum=0)
+            await loop.run_in_executor(None, self.block_tokens.check, http.headers.get(HEADER), block_id, WRITE)
         except HopsHiveError as exc:
             return remote_exception(exc).aiohttp()
-        loop = asyncio.get_running_loop()
         if length is not None and await loop.run_in_executor(None, self.ns.blocks.sound, block_id, length):
             return json_response({"stored": False, "length": length}, 200).aiohttp()
         replica = self.ns.blocks.replica_file(block_id)
@@ -494,10 +500,15 @@ class WebHdfs:
     async def _push(self, peer: str, block: Block) -> None:
         async with self._peers().put(replica_url(self.scheme, peer, block.block_id),
                                      params={"length": str(block.num_bytes)},
+                                     headers=await self._grant(block.block_id, WRITE),
                                      data=_iterate(self.ns.blocks.read_local(block.block_id, 0, block.num_bytes))
                                      ) as reply:
             if reply.status not in (200, 201):
                 raise BlocksUnavailable(f"{peer} refused block {block.block_id}: {(await reply.text())[:200]}")
+
+    async def _grant(self, block_id: int, access: str) -> dict[str, str]:
+        """The header a peer's internal endpoint wants for ``access`` to ``block_id``."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.block_tokens.headers, block_id, access)
 
     def _peers(self) -> aiohttp.ClientSession:
         """One HTTP client session per worker for reading from other namenodes."""
@@ -586,7 +597,7 @@ class WebHdfs:
         pipeline = None
         try:
             peers = self.ns.holders.copy_targets()[:self._wanted(inode) - 1]
-            pipeline = WritePipeline(self._peers(), peers, self.scheme) if peers else None
+            pipeline = WritePipeline(self._peers(), peers, self._grant, self.scheme) if peers else None
             writer = self.ns.writer(inode, blocks, record_events=pipeline is not None)
         except BaseException:
             await asyncio.shield(req.run(self.ns.abandon_file, inode.id, holder))

@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from typing import Awaitable, Callable
+
 import aiohttp
 
 from ..namespace.replication import replica_url
+from ..security.block_tokens import WRITE
 
 log = logging.getLogger(__name__)
 QUEUE_CHUNKS = 8       # chunks buffered per peer before the writer waits for it
@@ -23,8 +26,10 @@ PEER_STALL = 60.0
 
 
 class WritePipeline:
-    def __init__(self, session: aiohttp.ClientSession, peers: list[str], scheme: str = "http"):
-        self.session, self.peers, self.scheme = session, peers, scheme
+    def __init__(self, session: aiohttp.ClientSession, peers: list[str],
+                 grant: Callable[[int, str], Awaitable[dict[str, str]]], scheme: str = "http"):
+        """``grant(block_id, access)``: the block access token header a peer wants."""
+        self.session, self.peers, self.grant, self.scheme = session, peers, grant, scheme
         self.streams: dict[str, tuple[asyncio.Queue, asyncio.Task]] = {}
         self.sent: list[tuple[int, int, dict[str, asyncio.Task]]] = []   # (block, length, peer -> task)
 
@@ -60,7 +65,8 @@ class WritePipeline:
         async def body():
             while (chunk := await queue.get()) is not None:
                 yield chunk
-        async with self.session.put(replica_url(self.scheme, peer, block_id), data=body()) as reply:
+        headers = await self.grant(block_id, WRITE)
+        async with self.session.put(replica_url(self.scheme, peer, block_id), data=body(), headers=headers) as reply:
             answer = await reply.json(content_type=None)
             if reply.status != 201:
                 raise aiohttp.ClientResponseError(reply.request_info, (), status=reply.status, message=str(answer))

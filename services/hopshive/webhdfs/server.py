@@ -28,6 +28,7 @@ from ..core.tls import client_context, server_context
 from ..namespace.liveness import Liveness
 from ..namespace.maintenance import Maintenance, recover_dead
 from ..namespace.namespace import MAX_REPLICATION, SMALL_FILE_LIMIT, Namespace
+from ..security.block_tokens import BlockTokens
 from ..security.secrets import SecretManager, TokenPolicy
 from .app import WebHdfs
 from .front import Front
@@ -109,7 +110,9 @@ def serve_worker(config: dict, sock, generation: float, tls: ssl.SSLContext | No
     namespace.holders.heartbeat()
     namespace.format_root()
     recover_dead(namespace)
-    maintenance = Maintenance(namespace, nn["heartbeat_interval"], nn["orphan_grace"],
+    secrets = SecretManager(db, TokenPolicy.from_config(config["security"]))
+    block_tokens = BlockTokens(secrets)
+    maintenance = Maintenance(namespace, block_tokens, nn["heartbeat_interval"], nn["orphan_grace"],
                               float(nn["replication_interval"]), float(nn["block_report_interval"]))
     maintenance.start()
     loop_reads = LoopReads(config["database"])
@@ -121,9 +124,8 @@ def serve_worker(config: dict, sock, generation: float, tls: ssl.SSLContext | No
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
-        secrets = SecretManager(db, TokenPolicy.from_config(config["security"]))
         identity = Identity(namespace, secrets, config["security"]["mode"], nn["proxy_users"])
-        service = WebHdfs(namespace, nn, loop_reads, identity)
+        service = WebHdfs(namespace, nn, loop_reads, identity, block_tokens)
         runner = web.AppRunner(service.application(), access_log=None,
                                handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]),
                                keepalive_timeout=float(nn["idle_timeout"]))
