@@ -137,9 +137,10 @@ case class DropIndexCommand(name: String, table: TableIdentifier, ifExists: Bool
       case _: IndexException if ifExists => None
     }
     found.foreach { index =>
-      val location = Indexes.metastore(session)(_.getTable(index.getDbName, index.getIndexTableName)).getSd.getLocation
+      val location = Option(index.getIndexTableName).flatMap(name =>
+        scala.util.Try(Indexes.metastore(session)(_.getTable(index.getDbName, name)).getSd.getLocation).toOption)
       Indexes.metastore(session)(_.dropIndex(index.getDbName, index.getOrigTableName, index.getIndexName, true))
-      IndexHandlers.stored(index.getIndexHandlerClass).foreach(_.dropHook(Seq(IndexState.pathKey(location))))
+      IndexHandlers.stored(index.getIndexHandlerClass).foreach(_.dropHook(location.map(IndexState.pathKey).toSeq))
     }
     Seq.empty
   }
