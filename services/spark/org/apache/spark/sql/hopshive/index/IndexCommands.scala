@@ -110,7 +110,11 @@ case class CreateIndexCommand(definition: IndexDefinition) extends LeafRunnableC
     tableSd.setCols(handler.analyzeIndexDefinition(base, columns).map(Indexes.field).asJava)
     tableSd.setLocation(s.location.orNull)
     indexTable.setSd(tableSd)
-    Indexes.metastore(session)(_.createIndex(index, indexTable))
+    if (!handler.usesIndexTable && (d.inTable.isDefined || s.storedAs.isDefined || s.location.isDefined)) {
+      throw IndexErrors(s"FAILED: the ${handler.shortName} index handler keeps no index table: IN TABLE, STORED AS " +
+        "and LOCATION do not apply")
+    }
+    Indexes.metastore(session)(_.createIndex(index, if (handler.usesIndexTable) indexTable else null))
     if (!d.deferred) {
       IndexRebuild(session, base, Indexes.index(session, table, d.name), None).run()
     }

@@ -43,8 +43,8 @@ trait IndexHandler {
    *  the rows of one base partition stay in the task that read them. */
   def buildPlan(input: BuildInput): RDD[InternalRow]
 
-  /** Called when an index is dropped or rebuilt: forget what was kept of its old data. */
-  def dropHook(dataDirs: Seq[String]): Unit = ()
+  /** Called when an index is dropped or rebuilt: forget what queries kept of its old data. */
+  def dropHook(dataDirs: Seq[String]): Unit = IndexCache.forget(dataDirs)
 
   /**
    * The files (by [[IndexState.pathKey]]) that can hold rows matching every one of `conjuncts`

@@ -50,7 +50,6 @@ object IndexState {
   val BaseFiles = "hopshive.index.baseFiles"
   val BaseBytes = "hopshive.index.baseBytes"
   val BaseDdlTime = "hopshive.index.baseDdlTime"
-  val Keys: Seq[String] = Seq(Version, RebuildTime, BasePath, BaseState, BaseFiles, BaseBytes, BaseDdlTime)
 
   /** The state in an index partition's parameters; None before its first rebuild. */
   def of(parameters: java.util.Map[String, String]): Option[IndexState] = {
