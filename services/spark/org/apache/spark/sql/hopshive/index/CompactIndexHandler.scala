@@ -6,20 +6,24 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow, UnsafeArrayData,
+  UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.classic.ClassicConversions.castToImpl
 import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.execution.LogicalRDD
 import org.apache.spark.sql.functions.{col, collect_set, explode}
-import org.apache.spark.sql.types.{ArrayType, LongType, StringType, StructField, StructType}
+import org.apache.spark.sql.types.{ArrayType, IntegerType, LongType, StringType, StructField, StructType}
 
 /**
  * Hive's compact index (`CompactIndexHandler`): one row per distinct value of the indexed
  * columns and file holding it, with the file (`_bucketname`) and the starting offsets of the
  * Parquet row groups holding it (`_offsets`), written sorted on the indexed columns.  Hive
  * built it with `GROUP BY cols, INPUT__FILE__NAME` (a shuffle of every row); here each task
- * sorts the rows it read (one base partition's files) and merges equal neighbours: no shuffle,
- * and every index file is sorted, so Parquet's page statistics find a value in it.
+ * sorts the rows it read (one base partition's files; each row with its file's number in the
+ * task, see [[TaskFiles]]) and merges equal neighbours: no shuffle, and every index file is
+ * sorted, so Parquet's page statistics find a value in it.
  *
  * A query reads the rows of the fresh index partitions matching its predicate on the indexed
  * columns -- any deterministic predicate on them, as Hive's index filter did -- in one Spark
@@ -42,10 +46,26 @@ object CompactIndexHandler extends IndexHandler {
   override def buildPlan(input: BuildInput): RDD[InternalRow] = {
     val width = input.columns.length
     val types = input.columns.map(_.dataType).toArray
-    val order = input.columns.map(c => col(s"`${c.name}`")) ++ Seq(col("_file"), col("_row"))
-    val sorted = input.scan.sortWithinPartitions(order: _*)
+    val numbered = StructType(input.columns ++ Seq(StructField("_fileNo", IntegerType), StructField("_row", LongType),
+      StructField("_part", IntegerType)))
+    val rows = input.scan.queryExecution.toRdd.mapPartitions[InternalRow] { rows =>
+      val files = TaskFiles.current()
+      val project = UnsafeProjection.create(numbered)
+      val out = new GenericInternalRow(width + 3)
+      rows.map { row =>
+        for (i <- 0 until width) out.update(i, row.get(i, types(i)))
+        out.setInt(width, files.number(row.getUTF8String(width)))
+        out.setLong(width + 1, row.getLong(width + 1))
+        out.setInt(width + 2, row.getInt(width + 2))
+        project(out)
+      }
+    }
+    val order = (input.columns.map(_.name) ++ Seq("_fileNo", "_row")).map(name => col(s"`$name`"))
+    val sorted = Dataset.ofRows(input.scan.sparkSession, LogicalRDD(DataTypeUtils.toAttributes(numbered), rows)(
+      input.scan.sparkSession)).sortWithinPartitions(order: _*)
     val conf = input.conf
     sorted.queryExecution.toRdd.mapPartitions { rows =>
+      val names = TaskFiles.current()
       val groups = new RowGroups(conf.value.value)
       val offsets = new mutable.ArrayBuilder.ofLong
       new Iterator[InternalRow] {
@@ -53,7 +73,7 @@ object CompactIndexHandler extends IndexHandler {
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val first = in.next().copy()
-          val file = groups.of(first.getUTF8String(width))
+          val file = groups.of(names.path(first.getInt(width)))
           offsets.clear()
           var last = file.find(first.getLong(width + 1)).offset
           offsets += last
@@ -69,7 +89,7 @@ object CompactIndexHandler extends IndexHandler {
           new GenericInternalRow(values)
         }
         private def same(a: InternalRow, b: InternalRow): Boolean =
-          a.getUTF8String(width) == b.getUTF8String(width) && (0 until width).forall(i => a.get(i, types(i)) == b.get(i, types(i)))
+          a.getInt(width) == b.getInt(width) && (0 until width).forall(i => a.get(i, types(i)) == b.get(i, types(i)))
       }
     }
   }
