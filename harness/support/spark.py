@@ -136,13 +136,13 @@ def remove_run_trash(webhdfs, user: str, root: str) -> None:
         webhdfs.delete(f"{trash}/{entry['pathSuffix']}{root}", recursive=True)
 
 
-def hive_session(targets, uris: str, warehouse: str, work: Path):
+def hive_session(targets, uris: str, warehouse: str, work: Path, extra: tuple[str, ...] = ()):
     """A Spark session with Hive support on the metastores ``uris``, in a JVM of its own,
     acting as ``targets.spark_user``.  Where the deployment wrote the Spark client
     configuration on this machine (roles/spark) it takes everything but its warehouse and
     metastores from there, as a user's pyspark would; otherwise it is configured from the
-    targets.  With its token file where the deployment wants tokens.  Started here, awaited
-    on first use."""
+    targets.  With its token file where the deployment wants tokens, and ``extra`` arguments
+    of SparkProcess last.  Started here, awaited on first use."""
     pytest.importorskip("pyspark", reason="PySpark is not installed (requirements-test.txt)")
     from hopshive.server2.server import METASTORE_TOKEN_CONF
     from tests.support.spark_extension import build_jar, session_args
@@ -164,7 +164,7 @@ def hive_session(targets, uris: str, warehouse: str, work: Path):
     env = {"HADOOP_USER_NAME": targets.spark_user}
     if token_file := identity.token_file(targets.spark_user, work / "token"):
         env["HADOOP_TOKEN_FILE_LOCATION"] = str(token_file)
-    return SparkProcess(args, work / "spark.log", conf_dir=conf_dir, env=env)
+    return SparkProcess([*args, *extra], work / "spark.log", conf_dir=conf_dir, env=env)
 
 
 class Reference:

@@ -1,0 +1,233 @@
+"""Hive indexes on Spark (issue 25): PySpark 4.3 with HopsHive's SQL extension on the real
+hopshive-metastore (MariaDB store) and hopshive-namenode.  Index DDL with Hive's errors, rebuilds
+(deferred, one partition, refused while another runs, killed mid-way), queries that read only
+the files a fresh index names and scan stale partitions whole, the cascades, and a property
+test: rows with and without indexes are equal.  One Spark session and one metastore for the
+module (a second session only for the killed rebuild), small tables."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import requests
+from hypothesis import HealthCheck, given, settings as hsettings
+
+from hopshive.core.db import Database
+from tests.support import index_workload as ix
+from tests.support.metastore import MetastoreProcess, settings, thrift_client
+from tests.support.namenode import NamenodeServer
+from tests.support.polling import wait_until
+from tests.support.schemas import reset_schemas
+from tests.support.spark_extension import build_jar, session_args
+from tests.support.spark_workload import SparkProcess
+
+pytestmark = [pytest.mark.metastore, pytest.mark.spark]
+TIMEOUT = 600
+LOCK_TIMEOUT = 10.0      # seconds: a killed rebuild's lock expires quickly here
+POINT = "SELECT k, s, n, ds FROM ix.t WHERE k = 77"     # a row of partition a
+
+
+@pytest.fixture(scope="module")
+def stack(mariadb, tmp_path_factory):
+    """(spark, metastore port, namenode, a second session) with ix's tables made."""
+    base = tmp_path_factory.mktemp("indexes")
+    database = Database(mariadb.config)
+    reset_schemas(database)
+    namenode = NamenodeServer(base / "namenode", mariadb.config, workers=1).start()
+    config = settings(mariadb.config, namenode.address, workers=1, lock_timeout=LOCK_TIMEOUT)
+    metastore = MetastoreProcess(base / "metastore", config).start()
+    args = ["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{metastore.port}",
+            "--warehouse", f"webhdfs://{namenode.address}/user/hive/warehouse",
+            *session_args(build_jar(base / "spark-extension"))]
+    spark = SparkProcess(args, base / "spark.log")
+    victim = SparkProcess(args, base / "victim.log")     # for the killed rebuild; starts meanwhile
+    try:
+        ix.ok(spark, ix.SETUP, timeout=TIMEOUT)
+        yield spark, metastore.port, namenode, victim
+    finally:
+        victim.close()
+        spark.close()
+        code = metastore.stop()
+        namenode.stop()
+        database.close()
+    assert code == 0, metastore.log_tail()
+
+
+def index_partitions(port: int, table: str) -> dict:
+    """Partition values -> parameters of an index table of ix (hopshive.index.* only)."""
+    with thrift_client(port, user="root") as client:
+        return {tuple(p.values): {k: v for k, v in p.parameters.items() if k.startswith("hopshive.index.")}
+                for p in client.get_partitions("ix", table, -1)}
+
+
+def index_names(port: int, table: str) -> list[str]:
+    with thrift_client(port, hive2=True, user="root") as client:
+        return client.get_index_names("ix", table, -1)
+
+
+def test_lifecycle_through_spark_sql(stack):
+    spark, port, *_ = stack
+    assert ix.explain(spark, POINT).used is None          # no index yet: nothing consulted
+    ix.ok(spark, ["CREATE INDEX c ON TABLE ix.t (k) AS 'COMPACT' IDXPROPERTIES ('p'='1') COMMENT 'point lookups'"])
+    assert ix.ask(spark, "SHOW INDEXES ON ix.t") == [["c", "t", "k", "ix__t_c__", "compact", "point lookups"]]
+    assert ix.ask(spark, "SHOW FORMATTED INDEXES ON t IN ix")[-1][0] == "idx_name"   # Hive's header row
+    explained = ix.explain(spark, POINT)
+    assert "index c (compact on k)" in explained.text and explained.fresh == (2, 2), explained.text
+    assert explained.read == (1, 12), explained.text
+    on, off = ix.on_off(spark, POINT)
+    assert on == off and len(on) == 1, (on, off)
+    assert set(index_partitions(port, "ix__t_c__")) == {("a",), ("b",)}
+    ix.ok(spark, ["SET spark.hopshive.index.enabled=false"])
+    assert ix.explain(spark, POINT).used is None
+    ix.ok(spark, ["SET spark.hopshive.index.enabled=true", "DROP INDEX c ON ix.t"])
+    assert index_names(port, "t") == [] and ix.explain(spark, POINT).used is None
+    assert "Invalid index name c" in ix.ask(spark, "DROP INDEX c ON ix.t")["message"]
+    ix.ok(spark, ["DROP INDEX IF EXISTS c ON ix.t"])
+
+
+@pytest.mark.parametrize("statement, words", [
+    ("CREATE INDEX e ON TABLE ix.v (k) AS 'COMPACT'", "is a VIRTUAL VIEW. Index on VIRTUAL VIEW is not supported"),
+    ("CREATE INDEX e ON TABLE ix.t (k) AS 'org.example.NoSuchHandler'", "Error in loading index handler"),
+    ("CREATE INDEX e ON TABLE ix.t (k) AS 'BITMAP'", "BITMAP index handler"),
+    ("CREATE INDEX e ON TABLE ix.t (nope) AS 'COMPACT'", "Check the index columns, they should appear in the table"),
+    ("CREATE INDEX e ON TABLE ix.t (k) AS 'COMPACT' STORED AS ORC", "only STORED AS PARQUET"),
+    ("ALTER INDEX nope ON ix.t REBUILD", "Invalid index name nope"),
+    ("CREATE INDEX ON ix.t (k)", "PARSE_SYNTAX_ERROR"),
+])
+def test_errors_in_hives_words(stack, statement, words):
+    spark, *_ = stack
+    answer = ix.ask(spark, statement)
+    assert isinstance(answer, dict) and words in answer["message"], answer
+
+
+def test_duplicate_name_is_refused(stack):
+    spark, *_ = stack
+    ix.ok(spark, ["CREATE INDEX d ON TABLE ix.t (s) AS 'COMPACT' WITH DEFERRED REBUILD"])
+    try:
+        answer = ix.ask(spark, "CREATE INDEX d ON TABLE ix.t (n) AS 'DATASKIPPING'")
+        assert "Index already exists" in answer["message"], answer
+    finally:
+        ix.ok(spark, ["DROP INDEX d ON ix.t"])
+
+
+def test_deferred_then_partition_rebuild_and_stale_partition(stack):
+    """Deferred: nothing fresh until REBUILD; new data makes one partition stale (read whole,
+    results still right); rebuilding that partition touches only it."""
+    spark, port, *_ = stack
+    ix.ok(spark, ["CREATE INDEX ds1 ON TABLE ix.t (k) AS 'DATASKIPPING' WITH DEFERRED REBUILD"])
+    try:
+        assert ix.explain(spark, POINT).fresh == (0, 2)
+        ix.ok(spark, ["ALTER INDEX ds1 ON ix.t REBUILD"])
+        explained = ix.explain(spark, POINT)
+        assert explained.fresh == (2, 2) and explained.read == (1, 12), explained.text
+        before = index_partitions(port, "ix__t_ds1__")
+        ix.ok(spark, ["INSERT INTO ix.t PARTITION (ds='b') VALUES (77, 'late', 1)"])
+        explained = ix.explain(spark, POINT)
+        assert explained.fresh == (1, 2) and explained.read == (8, 13), explained.text   # b read whole
+        on, off = ix.on_off(spark, POINT)
+        assert on == off and len(on) == 2, (on, off)
+        ix.ok(spark, ["ALTER INDEX ds1 ON ix.t PARTITION (ds='b') REBUILD"])
+        after = index_partitions(port, "ix__t_ds1__")
+        assert after[("a",)] == before[("a",)]
+        assert after[("b",)]["hopshive.index.version"] != before[("b",)]["hopshive.index.version"]
+        assert after[("b",)]["hopshive.index.baseFiles"] == "7"
+        assert ix.explain(spark, POINT).read == (2, 13)
+    finally:
+        ix.ok(spark, ["ALTER TABLE ix.t DROP PARTITION (ds='b')",
+                      f"INSERT INTO ix.t {ix._ROWS}, 'b' AS ds FROM range({ix.ROWS // 2}, {ix.ROWS})",
+                      "DROP INDEX ds1 ON ix.t"])
+
+
+def test_concurrent_rebuild_fails_and_a_killed_rebuild_leaves_the_old_index(stack):
+    """A second session's rebuild is frozen once it has written into its staging directory; a
+    rebuild here is refused (the index table's lock); the second session is killed -9; the old
+    index still answers; once the lock expires, a rebuild succeeds and clears what was left."""
+    spark, port, namenode, victim = stack
+    ix.ok(spark, ["CREATE INDEX kc ON TABLE ix.u (k) AS 'COMPACT'"])
+    point = "SELECT k, s FROM ix.u WHERE k = 77"
+    version = index_table_version(port)
+    try:
+        jvm = ix.freeze_mid_rebuild(victim, "ALTER INDEX kc ON ix.u REBUILD", lambda: staging_dirs(namenode))
+        refused = ix.ask(spark, "ALTER INDEX kc ON ix.u REBUILD")
+        assert "is being rebuilt by another session" in refused["message"], refused
+        os.kill(jvm, signal.SIGKILL)
+    finally:
+        victim.close()
+    assert index_table_version(port) == version
+    explained = ix.explain(spark, point)
+    assert explained.read == (1, 4), explained.text
+    on, off = ix.on_off(spark, point)
+    assert on == off and len(on) == 1, (on, off)
+    wait_until(lambda: not isinstance(ix.ask(spark, "ALTER INDEX kc ON ix.u REBUILD"), dict), LOCK_TIMEOUT * 3,
+               lambda _: "the killed rebuild's lock did not expire")
+    assert index_table_version(port) != version and not staging_dirs(namenode)
+    ix.ok(spark, ["DROP INDEX kc ON ix.u"])
+
+
+def index_table_version(port: int) -> str:
+    with thrift_client(port, user="root") as client:
+        return client.get_table("ix", "ix__u_kc__").parameters["hopshive.index.version"]
+
+
+def staging_dirs(namenode) -> list[str]:
+    url = f"{namenode.url}/webhdfs/v1/user/hive/warehouse/ix.db/ix__u_kc__?op=LISTSTATUS&user.name=hdfs"
+    return ix.staging_names(requests.get(url, timeout=10).json()["FileStatuses"]["FileStatus"])
+
+
+def test_only_the_named_row_groups_of_a_file_are_read(stack):
+    """One file of many small row groups: the data-skipping index names the one holding the key
+    (its bloom filter: the key is unsorted, so min/max cannot); the rows are Spark's without it."""
+    spark, *_ = stack
+    ix.ok(spark, ["CREATE TABLE ix.r (k BIGINT, s STRING) USING parquet OPTIONS ('parquet.block.size'='8192')",
+                  "INSERT INTO ix.r SELECT /*+ REPARTITION(1) */ k, s FROM ix.u",
+                  "CREATE INDEX rg ON TABLE ix.r (k) AS 'DATASKIPPING'"])
+    try:
+        explained = ix.explain(spark, "SELECT * FROM ix.r WHERE k = 77")
+        assert explained.read == (1, 1) and "; 1 row groups named in 1 files read" in explained.text, explained.text
+        for query in ("SELECT * FROM ix.r WHERE k = 77", "SELECT * FROM ix.r WHERE k IN (5, 77, 2999)"):
+            on, off = ix.on_off(spark, query)
+            assert on == off and on, (query, on, off)
+    finally:
+        ix.ok(spark, ["DROP TABLE ix.r"])
+
+
+def test_cascades(stack):
+    """Dropping a base partition drops the index partition; DROP TABLE of the index table is
+    refused; dropping the base table drops the index and its table."""
+    spark, port, *_ = stack
+    ix.ok(spark, ["CREATE TABLE ix.c (k BIGINT, ds STRING) USING parquet PARTITIONED BY (ds)",
+                  "INSERT INTO ix.c VALUES (1, 'a'), (2, 'b')",
+                  "CREATE INDEX cc ON TABLE ix.c (k) AS 'COMPACT'",
+                  "ALTER TABLE ix.c DROP PARTITION (ds='a')"])
+    assert set(index_partitions(port, "ix__c_cc__")) == {("b",)}
+    refused = ix.ask(spark, "DROP TABLE ix.ix__c_cc__")
+    assert isinstance(refused, dict), refused
+    assert index_names(port, "c") == ["cc"]
+    ix.ok(spark, ["DROP TABLE ix.c"])
+    with thrift_client(port, user="root") as client:
+        assert "ix__c_cc__" not in client.get_all_tables("ix")
+
+
+@pytest.fixture(scope="module")
+def indexed(stack):
+    """ix.t with a data-skipping index on (k, n, s) and a compact one on s."""
+    spark, *_ = stack
+    ix.ok(spark, ix.PROPERTY_INDEXES)
+    yield spark
+    ix.ok(spark, ["DROP INDEX pk ON ix.t", "DROP INDEX ps ON ix.t"])
+
+
+@hsettings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(predicate=ix.PREDICATES)
+def test_rows_with_and_without_indexes_are_equal(indexed, predicate):
+    on, off = ix.on_off(indexed, f"SELECT k, s, n, ds FROM ix.t WHERE {predicate}")
+    assert on == off, predicate
+
+
+def test_point_lookups_skip_files(indexed):
+    """The property test's indexes do skip: an equality on the key reads 1 of 12 files, one on
+    a string no file holds reads none."""
+    assert ix.explain(indexed, "SELECT * FROM ix.t WHERE k = 5").read == (1, 12)
+    assert ix.explain(indexed, "SELECT * FROM ix.t WHERE s = 'absent'").read == (0, 12)
