@@ -193,13 +193,14 @@ def test_lifecycle_through_server2(targets, project):
                             "(./scripts/deploy --tags spark) from a release that has it", pytrace=False)
             raise
         host, port = targets.server2
-        shown = beeline(host, port, name, email, PASSWORD, "SHOW INDEXES ON t;")
+        shown = beeline(host, port, name, email, PASSWORD, "SHOW INDEXES ON t;", server2.jdbc_tail())
         assert shown.returncode == 0 and f"c,t,k,{name}__t_c__,compact" in shown.stdout, shown.stdout + shown.stderr
         answers = {}
         for enabled in ("true", "false"):
             server2.query(conn, f"SET {ix.ENABLED}={enabled}")
             answers[enabled] = server2.query(conn, "SELECT k, v FROM t WHERE k = 21")
         assert answers["true"] == answers["false"] and len(answers["true"]) == 1, answers
+        server2.query(conn, f"SET {ix.ENABLED}=true")
         plan = server2.query(conn, "EXPLAIN SELECT k, v FROM t WHERE k = 21")[0][0]
         assert ix.Explained(plan).read == (1, 4), plan
         server2.query(conn, "DROP INDEX c ON t")
