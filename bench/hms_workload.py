@@ -57,9 +57,9 @@ class MetastoreClient:
         sock.setTimeout(timeout_s * 1000)
         if token is None:
             self.transport = TBufferedTransport(sock)
-        else:   # the repository's SASL client (thrift_sasl + pure-sasl), as the component tests use it
-            from tests.support.hms import digest_transport
-            self.transport = digest_transport(sock, *token)
+        else:   # the repository's SASL client (thrift_sasl + pure-sasl), as the platform and the tests use it
+            from hopshive.security.sasl_client import digest_md5_transport
+            self.transport = digest_md5_transport(sock, *token)
         self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))
 
     def __enter__(self) -> ThriftHiveMetastore.Client:

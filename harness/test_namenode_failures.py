@@ -40,8 +40,9 @@ def ha_spark(spark, targets):
     ids = [f"nn{i}" for i in range(1, len(targets.namenodes) + 1)]
     conf.set("dfs.nameservices", targets.nameservice)
     conf.set(f"dfs.ha.namenodes.{targets.nameservice}", ",".join(ids))
+    address_key = "https-address" if targets.tls else "http-address"      # swebhdfs:// reads https-address
     for nn, endpoint in zip(ids, targets.namenodes):
-        conf.set(f"dfs.namenode.http-address.{targets.nameservice}.{nn}", endpoint)
+        conf.set(f"dfs.namenode.{address_key}.{targets.nameservice}.{nn}", endpoint)
     conf.set(f"dfs.client.failover.proxy.provider.{targets.nameservice}",
              "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider")
     return spark

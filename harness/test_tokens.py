@@ -24,7 +24,7 @@ import requests
 from fsspec.implementations.webhdfs import WebHDFS
 from hdfs import HdfsError, TokenClient
 
-from harness.support import identity
+from harness.support import identity, trust
 from harness.support.platform import owned_projects, project_token
 from hopshive.metastore.authentication import REFUSAL
 from tests.support.hms import thrift_client
@@ -59,10 +59,11 @@ def status(url: str, path: str, token: str) -> requests.Response:
 
 def metastore_answer(instance: tuple, token: str | None = None, user: str | None = None) -> str:
     """What one metastore instance does with a client: "ok" when get_all_databases answers,
-    else the error's text.  ``token``: SASL DIGEST-MD5 with it; ``user``: set_ugi first."""
+    else the error's text.  ``token``: SASL DIGEST-MD5 with it; ``user``: set_ugi first.  Over
+    TLS when the deployment serves it, as a user's Python client connects."""
     parsed = Token.from_url_string(token) if token else None
     try:
-        with thrift_client(instance[1], host=instance[0], user=user, timeout=30,
+        with thrift_client(instance[1], host=instance[0], user=user, timeout=30, ca_file=trust.ca_file(),
                            token=(parsed.identifier, parsed.password) if parsed else None) as client:
             client.get_all_databases()
         return "ok"
@@ -186,6 +187,8 @@ def test_spark_acts_as_the_member_with_the_token_file(targets, members, tmp_path
     env.pop("HADOOP_USER_NAME", None)
     if targets.spark_conf_dir:
         env["SPARK_CONF_DIR"] = targets.spark_conf_dir
+    elif trust.spark_conf_dir():                      # no client configuration here: the truststore only
+        env["SPARK_CONF_DIR"] = trust.spark_conf_dir()
     done = subprocess.run([sys.executable, "-c", SPARK_JOB, targets.uri(f"/Projects/{project}/spark-out")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "COUNT 50" in done.stdout, done.stderr[-3000:]
