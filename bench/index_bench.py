@@ -20,23 +20,15 @@ process, as bench/mapjoin_bench.py does.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.mapjoin_bench import log, session  # noqa: E402
-from hopshive.core.db import Database  # noqa: E402
-from tests.support.mariadb import MariaDBServer  # noqa: E402
-from tests.support.metastore import MetastoreProcess, settings  # noqa: E402
-from tests.support.namenode import NamenodeServer  # noqa: E402
-from tests.support.schemas import reset_schemas  # noqa: E402
+from bench.mapjoin_bench import log, private_stack  # noqa: E402
 
 PRIME = 1_000_003          # k = id * PRIME mod rows: a permutation when rows is not a multiple of it
 RANGE_WIDTH = 20
@@ -102,20 +94,7 @@ def main() -> int:
     parser.add_argument("--row-group-bytes", type=int, default=0,
                         help="parquet.block.size of the table (0: Parquet's default, 128 MiB)")
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="index-bench-"))
-    stack, spark = [], None
-    try:
-        mariadb = MariaDBServer(base / "db").start()
-        stack.append(mariadb)
-        database = Database(mariadb.config)
-        reset_schemas(database)
-        database.close()
-        namenode = NamenodeServer(base / "nn", mariadb.config, workers=2).start()
-        stack.append(namenode)
-        metastore = MetastoreProcess(base / "ms", settings(mariadb.config, namenode.address, workers=2)).start()
-        stack.append(metastore)
-        os.environ["HADOOP_USER_NAME"] = "hdfs"
-        spark = session(base, metastore.port, namenode.address)
+    with private_stack("index-bench-") as (spark, namenode, _, _):
         warehouse = f"webhdfs://{namenode.address}/user/hive/warehouse/bench.db"
         log(f"loading {args.rows:,} rows in {args.files} files")
         start = time.perf_counter()
@@ -136,15 +115,6 @@ def main() -> int:
         check(results)
         report(args, table_bytes, full, results, builds)
         return 0
-    finally:
-        if spark is not None:
-            spark.stop()
-        for service in reversed(stack):
-            try:
-                service.stop()
-            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
-                log(f"stopping {type(service).__name__}: {exc}")
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def check(results: dict) -> None:

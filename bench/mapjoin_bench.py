@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -86,6 +87,39 @@ def session(base: Path, metastore_port: int, namenode: str):
     return spark
 
 
+@contextmanager
+def private_stack(prefix: str, **metastore_options):
+    """A private MariaDB, namenode and metastore of this checkout (2 workers each; the
+    metastore's other ``settings`` in ``metastore_options``) in a new temporary directory, and
+    a Spark session on them acting as hdfs: yields (spark, namenode, metastore, the
+    metastore's configuration).  Everything is stopped and the directory removed on exit."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    stack, spark = [], None
+    try:
+        mariadb = MariaDBServer(base / "db").start()
+        stack.append(mariadb)
+        database = Database(mariadb.config)
+        reset_schemas(database)
+        database.close()
+        namenode = NamenodeServer(base / "nn", mariadb.config, workers=2).start()
+        stack.append(namenode)
+        config = settings(mariadb.config, namenode.address, workers=2, **metastore_options)
+        metastore = MetastoreProcess(base / "ms", config).start()
+        stack.append(metastore)
+        os.environ["HADOOP_USER_NAME"] = "hdfs"
+        spark = session(base, metastore.port, namenode.address)
+        yield spark, namenode, metastore, config
+    finally:
+        if spark is not None:
+            spark.stop()
+        for service in reversed(stack):
+            try:
+                service.stop()
+            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
+                log(f"stopping {type(service).__name__}: {exc}")
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def load(spark, metastore_port: int, partitions: int) -> None:
     """The fact (one partition per (day, region), directories made by the metastore, rows in the
     3 hot ones only) and the dimension (every region of the first 100 days, 3 hot)."""
@@ -128,22 +162,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     partitions = 100_000 if args.large else args.partitions
-    base = Path(tempfile.mkdtemp(prefix="mapjoin-bench-"))
-    stack, spark = [], None
-    try:
-        mariadb = MariaDBServer(base / "db").start()
-        stack.append(mariadb)
-        database = Database(mariadb.config)
-        reset_schemas(database)
-        database.close()
-        namenode = NamenodeServer(base / "nn", mariadb.config, workers=2).start()
-        stack.append(namenode)
-        config = settings(mariadb.config, namenode.address, workers=2, metrics_port=_free_port())
-        metastore = MetastoreProcess(base / "ms", config).start()
-        stack.append(metastore)
+    with private_stack("mapjoin-bench-", metrics_port=_free_port()) as (spark, _, metastore, config):
         endpoint = ("127.0.0.1", config["metastore"]["metrics_port"])
-        os.environ["HADOOP_USER_NAME"] = "hdfs"
-        spark = session(base, metastore.port, namenode.address)
         log(f"loading {partitions:,} partitions")
         load(spark, metastore.port, partitions)
         measure(spark, endpoint, CONFIGS[OURS])       # warm-up, untimed
@@ -156,15 +176,6 @@ def main() -> int:
                 results[name].append(sample)
         report(partitions, results)
         return 0
-    finally:
-        if spark is not None:
-            spark.stop()
-        for service in reversed(stack):
-            try:
-                service.stop()
-            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
-                log(f"stopping {type(service).__name__}: {exc}")
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def report(partitions: int, results: dict) -> None:
