@@ -35,6 +35,11 @@ def cmd_plan(args) -> dict:
     return planned
 
 
+def cmd_db_backup(args) -> dict:
+    mariabackup.backup(args.target, args.socket, args.galera, args.incremental_lsn, defaults=not args.no_defaults)
+    return {"target": str(args.target), **mariabackup.checkpoints(args.target)}
+
+
 def cmd_snapshot(args) -> dict:
     """Prepare a scratch copy of the chain, read the snapshot's block list and schema versions."""
     base = _json(args.root / args.id / PLAN)["base"]
@@ -163,6 +168,12 @@ def parser() -> argparse.ArgumentParser:
     command = add("plan", cmd_plan, [root], "start a backup: choose its id, kind and base")
     command.add_argument("--donor", required=True, help="the database node mariabackup runs on")
     command.add_argument("--incremental", action="store_true", help="build on the newest backup")
+    command = add("db-backup", cmd_db_backup, [], "run mariabackup --backup on this database node")
+    command.add_argument("--target", type=Path, required=True, help="a new directory for the raw backup")
+    command.add_argument("--socket", default="/run/mysqld/mysqld.sock")
+    command.add_argument("--galera", action="store_true", help="record the Galera position (--galera-info)")
+    command.add_argument("--incremental-lsn", type=int, help="copy only pages changed since this LSN")
+    command.add_argument("--no-defaults", action="store_true", help="ignore the option files (a private server)")
     command = add("snapshot", cmd_snapshot, [one], "read the block list and schema versions of a raw backup")
     command.add_argument("--scratch", type=Path, required=True, help="a directory to prepare a copy in (removed)")
     add("pin", cmd_pin, [nn], "hard-link this namenode's finished block files (before and after mariabackup)")

@@ -43,6 +43,16 @@ def galera_position(db_dir: Path) -> dict | None:
     return {"uuid": uuid, "seqno": int(seqno)}
 
 
+def backup(target: Path, socket: str, galera: bool, incremental_lsn: int | None = None,
+           defaults: bool = True) -> None:
+    """Take a raw backup of the server on ``socket`` into the new directory ``target``
+    (root over the socket; ``defaults``: read the server's option files, as on a deployed
+    node)."""
+    _run([MARIABACKUP, *([] if defaults else ["--no-defaults"]), "--backup", "--user=root", f"--socket={socket}",
+          f"--target-dir={target}", *(["--galera-info"] if galera else []),
+          *([f"--incremental-lsn={incremental_lsn}"] if incremental_lsn is not None else [])])
+
+
 def _run(command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
@@ -51,7 +61,7 @@ def _run(command: list[str]) -> None:
 
 def prepare(db_dirs: list[Path], into: Path) -> None:
     """Prepare the chain ``db_dirs`` (a full raw backup, then its increments in order) into
-    the new directory ``into``; the raw backups are not touched."""
+    the new directory ``into``; the raw backups are not touched (copies are prepared)."""
     if into.exists():
         raise BackupError(f"{into} exists already; remove it or prepare elsewhere")
     full, increments = db_dirs[0], db_dirs[1:]
@@ -60,4 +70,11 @@ def prepare(db_dirs: list[Path], into: Path) -> None:
     shutil.copytree(full, into, symlinks=True)
     _run([MARIABACKUP, "--prepare", f"--target-dir={into}"])
     for increment in increments:
-        _run([MARIABACKUP, "--prepare", f"--target-dir={into}", f"--incremental-dir={increment}"])
+        # Applying an increment moves its .delta files away: apply a copy.
+        copy = into.with_name(f"{into.name}.increment")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(increment, copy, symlinks=True)
+        try:
+            _run([MARIABACKUP, "--prepare", f"--target-dir={into}", f"--incremental-dir={copy}"])
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)

@@ -31,7 +31,7 @@ GROUP BY b.block_id, b.inode_id, b.num_bytes, b.location
 
 def client(socket: str, sql: str, timeout: float = 60) -> list[list[str]]:
     """Rows of ``sql`` run by the mariadb client as root over ``socket`` (tab-separated batch)."""
-    done = subprocess.run(["mariadb", f"--socket={socket}", "--user=root", "--batch", "--skip-column-names",
+    done = subprocess.run(["mariadb", "--no-defaults", f"--socket={socket}", "--user=root", "--batch", "--skip-column-names",
                            "--connect-timeout=2", "-e", sql], capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise BackupError(f"mariadb over {socket}: {done.stderr.strip()}")
@@ -40,9 +40,9 @@ def client(socket: str, sql: str, timeout: float = 60) -> list[list[str]]:
 
 class TemporaryServer:
     """``with TemporaryServer(datadir) as server: server.query(...)``; ``datadir`` must be
-    a prepared backup owned by ``user``."""
+    a prepared backup; the server runs as ``user`` (root: a scratch copy root made)."""
 
-    def __init__(self, datadir: Path, user: str = "mysql", timeout: float = 120):
+    def __init__(self, datadir: Path, user: str = "root", timeout: float = 120):
         self.datadir, self.user, self.timeout = datadir, user, timeout
         self.process: subprocess.Popen | None = None
 
