@@ -29,8 +29,9 @@ def _json(path: Path) -> dict:
 
 
 def cmd_plan(args) -> dict:
+    args.root.mkdir(mode=0o700, parents=True, exist_ok=True)    # the database's secrets are in there
     planned = catalog.plan(args.root, args.incremental, args.donor)
-    (args.root / planned["id"]).mkdir(parents=True)
+    (args.root / planned["id"]).mkdir()
     (args.root / planned["id"] / PLAN).write_text(json.dumps({**planned, "donor": args.donor, "started": _now()}))
     return planned
 
