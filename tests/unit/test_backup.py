@@ -104,8 +104,10 @@ def test_retention_keeps_whole_chains_and_drops_failed_backups(tmp_path):
         finished_backup(tmp_path, backup_id, kind, base)
     (tmp_path / "b0-failed").mkdir()
     (tmp_path / "b6-running").mkdir()
-    assert catalog.prune(tmp_path, 2, keep="b6-running") == ["b0-failed", "b1", "b2"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["b3", "b4", "b5", "b6-running"]
+    (tmp_path / ".incoming-b0-failed").mkdir()
+    (tmp_path / ".scratch-b6-running").mkdir()
+    assert catalog.prune(tmp_path, 2, keep="b6-running") == [".incoming-b0-failed", "b0-failed", "b1", "b2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".scratch-b6-running", "b3", "b4", "b5", "b6-running"]
     with pytest.raises(BackupError, match="at least one"):
         catalog.prune(tmp_path, 0)
 
@@ -114,7 +116,7 @@ def test_retention_keeps_whole_chains_and_drops_failed_backups(tmp_path):
 def test_checkpoints_and_galera_position_are_read_from_the_raw_backup(tmp_path):
     (tmp_path / "xtrabackup_checkpoints").write_text(
         "backup_type = full-backuped\nfrom_lsn = 0\nto_lsn = 123456\nlast_lsn = 123470\n")
-    (tmp_path / "xtrabackup_galera_info").write_text("5e2a7e4c-cd53-11ef-8d1d-3fbd6ab3a0e1:1234\n")
+    (tmp_path / "xtrabackup_galera_info").write_text("5e2a7e4c-cd53-11ef-8d1d-3fbd6ab3a0e1:1234 1\n")  # MariaDB 10.11
     assert mariabackup.checkpoints(tmp_path) == {"backup_type": "full-backuped", "from_lsn": 0,
                                                  "to_lsn": 123456, "last_lsn": 123470}
     assert mariabackup.galera_position(tmp_path) == {"uuid": "5e2a7e4c-cd53-11ef-8d1d-3fbd6ab3a0e1", "seqno": 1234}

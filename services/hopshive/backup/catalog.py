@@ -13,6 +13,9 @@ from . import manifest
 from .errors import BackupError
 
 
+_WORK = (".incoming-", ".scratch-")     # a backup's working directories (backup.yml)
+
+
 def new_id(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
 
@@ -68,8 +71,8 @@ def plan(root: Path, incremental: bool, donor: str, now: datetime | None = None)
 
 
 def prune(root: Path, keep_full: int, keep: str = "") -> list[str]:
-    """Delete all but the newest ``keep_full`` chains, and unfinished directories (a backup
-    that failed) other than ``keep``; returns the ids deleted."""
+    """Delete all but the newest ``keep_full`` chains, and unfinished directories and working
+    directories (a backup that failed) other than ``keep``'s; returns the names deleted."""
     if keep_full < 1:
         raise BackupError(f"retention must keep at least one full backup, not {keep_full}")
     done = finished(root)
@@ -78,6 +81,8 @@ def prune(root: Path, keep_full: int, keep: str = "") -> list[str]:
     doomed = [i for i in done if i < oldest_kept]
     doomed += [entry.name for entry in root.iterdir()
                if entry.is_dir() and entry.name not in done and entry.name != keep and not entry.name.startswith(".")]
+    doomed += [entry.name for entry in root.iterdir()     # working files a failed backup left
+               if entry.name.startswith(_WORK) and entry.name.split("-", 1)[1] != keep]
     for backup_id in doomed:
         shutil.rmtree(root / backup_id)
     return sorted(doomed)

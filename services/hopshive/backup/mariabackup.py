@@ -5,6 +5,7 @@ Raw backups stay as taken, so later increments can still build on them."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -37,7 +38,7 @@ def galera_position(db_dir: Path) -> dict | None:
     except FileNotFoundError:
         return None
     uuid, sep, rest = text.partition(":")
-    seqno = rest.split(",")[0].strip()
+    seqno = re.split(r"[\s,]", rest.strip())[0]     # 10.11 writes "uuid:seqno <gtid domain id>"
     if not sep or not seqno.lstrip("-").isdigit():
         raise BackupError(f"{db_dir}/xtrabackup_galera_info holds {text!r}, not uuid:seqno")
     return {"uuid": uuid, "seqno": int(seqno)}
