@@ -125,7 +125,7 @@ def project(platform, targets, run_id):
 
 
 def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
-        cluster, scratch, targets, hive_spark, project, db, tmp_path):
+        cluster, scratch, targets, hive_spark, project, db, root, tmp_path):
     pytest.importorskip("hdfs")
     hdfs = identity.hdfs_client(targets.webhdfs_url, targets.user)
     files = {}
@@ -193,8 +193,8 @@ def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
           f"{survived} of the writer's {len(writer.acked)} files are in the backup")
     assert project_token(targets.platform_url, email, password, project_name)["user"]
 
-    session = hive_session(targets, targets.metastore_uris, targets.uri(f"{scratch.path}/hive-warehouse"),
-                           tmp_path / "spark-after")
+    session = hive_session(targets, targets.metastore_uris, targets.uri(f"{root}/hive-warehouse"),
+                           tmp_path / "spark-after")     # a new JVM: the first one's connections died
     try:
         assert spark_answers(session, spark_db) == before
     finally:
