@@ -87,6 +87,11 @@ class Namespace:
         if not 0 <= self.small_file_limit <= MAX_SMALL_FILE_LIMIT:
             raise ValueError(f"small_file_limit must be between 0 and {MAX_SMALL_FILE_LIMIT} bytes")
         self._subtrees = threading.local()
+        # Creators in one directory share its lock where row locks are the whole story (one
+        # database node).  Galera certifies only the rows a transaction writes: there a create
+        # writes its parent's row (its time) in its own transaction, so that a delete or move
+        # of the parent on another node conflicts with it instead of leaving an orphan.
+        self.shared_parent_locks = not db.config.get("wsrep_sync_wait")
 
     def format_root(self) -> None:
         """Give the root to the first superuser and the supergroup (once, idempotent)."""
@@ -300,7 +305,7 @@ class Namespace:
 
         # In a transaction of its own, mkdirs shares the parent's lock with other creators
         # (_make_parents); in a caller's, it holds it, as the caller's other work may expect.
-        shared = tx is None
+        shared = tx is None and self.shared_parent_locks
 
         def work(t: Tx) -> Inode:
             resolved = self._resolve_for_update(t, components, path, exclusive=0 if shared else 2)
@@ -628,9 +633,10 @@ class Namespace:
             raise FileAlreadyExists("/ is a directory")
         mode = (0o666 & ~self.umask) if permission is None else permission
 
+        shared = self.shared_parent_locks
+
         def work(t: Tx) -> Inode:
-            # The parent share-locked, as by other creators in it (_make_parents).
-            resolved = self._resolve_for_update(t, components, path, exclusive=1)
+            resolved = self._resolve_for_update(t, components, path, exclusive=1 if shared else 2)
             # Permissions before existence, as HDFS: a caller who may not write here learns
             # nothing about which names exist.
             self.permissions.check_traverse(caller, resolved.ancestors, path)
@@ -648,10 +654,10 @@ class Namespace:
                 self._remove(t, [existing])
                 resolved = Resolved(components, resolved.inodes[:-1])
             parent = self._make_parents(t, caller, resolved, len(components) - 1, 0o777 & ~self.umask, path,
-                                        shared=True)
+                                        shared)
             self.permissions.check(caller, parent, WRITE | EXECUTE, path)
             when = now_ms()
-            self._touch_after_commit(t, parent, when)
+            (self._touch_after_commit if shared else self._touch)(t, parent, when)
             if content is not None:
                 inode = self._new_inode(caller, parent, components[-1], False, mode, when,
                                         header(block_size, replication))._replace(size=len(content))
