@@ -12,7 +12,7 @@ import pytest
 from pyhive import hive
 
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
-from tests.support.server2 import Server2Process, beeline, metadata
+from tests.support.server2 import Server2Process, add_owners, beeline, metadata
 
 pytestmark = [pytest.mark.server2, pytest.mark.spark]
 PASSWORD = "server2-metadata-password"
@@ -56,11 +56,7 @@ def column_row(table: str, position: int, name, code, type_name, size, digits, r
 def server2(platform_stack):
     """ann owns alpha (a table of every type and a view), bob owns beta (a table)."""
     platform = platform_stack["platform"]
-    for email, project in ((ANN, "alpha"), (BOB, "beta")):
-        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=PASSWORD + "\n")
-        assert added.returncode == 0, added.stderr
-        made = platform.cli("project", "create", project, "--owner", email)
-        assert made.returncode == 0, made.stderr
+    add_owners(platform, PASSWORD, {ANN: "alpha", BOB: "beta"})
     server = Server2Process(platform_stack["base"] / "server2", platform.url, platform_stack["metastore"].port,
                             platform_stack["namenode"].address).start()
     with connect(server, BOB, "beta") as bob:

@@ -59,6 +59,15 @@ class PlatformProcess(ServiceProcess):
         return http
 
 
+def add_owners(platform: PlatformProcess, password: str, owners: dict[str, str]) -> None:
+    """Platform users (e-mail -> the project each owns), made with the platform's CLI."""
+    for email, project in owners.items():
+        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=password + "\n")
+        assert added.returncode == 0, added.stderr
+        made = platform.cli("project", "create", project, "--owner", email)
+        assert made.returncode == 0, made.stderr
+
+
 class Server2Process(ServiceProcess):
     module = "hopshive.server2.server"
 
