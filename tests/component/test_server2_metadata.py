@@ -124,6 +124,23 @@ def test_functions_catalogs_and_types(server2):
                                      0, 0, None, None, None)
 
 
+def test_impyla_cursor_metadata(server2):
+    """impyla's metadata calls (its patterns are regexes, ``.*``), as Impala-minded tools make them."""
+    from impala.dbapi import connect as impyla_connect
+    conn = impyla_connect(host="127.0.0.1", port=server2.port, user=ANN, password=PASSWORD, auth_mechanism="PLAIN",
+                          database="alpha")
+    try:
+        cursor = conn.cursor()
+        cursor.get_databases()
+        assert [row[0] for row in cursor.fetchall()] == ["alpha", "default", "global_temp"]
+        cursor.get_tables()
+        assert [row[1:4] for row in cursor.fetchall()] == [("alpha", "t1", "TABLE"), ("alpha", "v1", "VIEW")]
+        assert cursor.get_table_schema("v1", "alpha") == [("id", "INT")]
+        assert cursor.table_exists("t1", "alpha") and not cursor.table_exists("secret")
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("url_tail", [";auth=noSasl", ""], ids=["nosasl", "sasl"])
 def test_beeline_metadata_commands(server2, tmp_path, url_tail):
     script = tmp_path / "commands.txt"

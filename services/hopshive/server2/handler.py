@@ -282,9 +282,6 @@ class Handler:
     def RenewDelegationToken(self, req):
         return self._unsupported(t.TRenewDelegationTokenResp, "delegation tokens")
 
-    def GetLog(self, req):
-        return self._unsupported(t.TGetLogResp, "GetLog (use FetchResults with the log fetch type)")
-
     def GetQueryId(self, req):
         return self._unsupported(t.TGetQueryIdResp, "GetQueryId")
 

@@ -53,8 +53,9 @@ NUMERIC = {"tinyint", "smallint", "int", "bigint", "float", "double", "decimal"}
 
 
 def jdbc_pattern(pattern: str | None) -> re.Pattern:
-    """A JDBC search pattern (``%`` any run, ``_`` one character, ``\\`` escapes them) as a
-    case-insensitive regex; None or empty matches everything."""
+    """A search pattern as HiveServer2 reads it (CLIServiceUtils.patternToRegex): ``%`` any
+    run, ``_`` one character, ``\\`` escapes them, anything else is a regex as is (so the
+    ``.*`` impyla sends matches everything); case-insensitive.  None or empty matches all."""
     if not pattern:
         return ANY
     parts, escaped = [], False
@@ -65,8 +66,11 @@ def jdbc_pattern(pattern: str | None) -> re.Pattern:
         elif char == "\\":
             escaped = True
         else:
-            parts.append({"%": ".*", "_": "."}.get(char) or re.escape(char))
-    return re.compile("".join(parts), re.I | re.S)
+            parts.append({"%": ".*", "_": "."}.get(char, char))
+    try:
+        return re.compile("".join(parts), re.I | re.S)
+    except re.error as exc:
+        raise ValueError(f"bad search pattern {pattern!r}: {exc}") from None
 
 
 def _head(simple: str) -> str:
