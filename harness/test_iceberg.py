@@ -42,6 +42,8 @@ def catalog(targets, metastores, member):
                   "hopshive.token": project_token(targets.platform_url, email, PASSWORD, project)["urlString"]}
     if trust.ca_file():
         properties["hopshive.ca-file"] = trust.ca_file()
+    if targets.nameservice:         # locations name the namenodes by their logical name
+        properties["hopshive.namenodes"] = ",".join(targets.namenodes)
     return load_catalog("hopshive", **properties)
 
 

@@ -13,6 +13,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from hopshive.clients.webhdfs_io import READ_AHEAD, WebHdfsFileIO
+from tests.support.mariadb import _free_port
 from tests.support.namenode import SUPERUSER, NamenodeServer
 from tests.support.platform_fixtures import secure_platform_stack  # noqa: F401 (fixture)
 from tests.support.server2 import API, add_owners
@@ -69,6 +70,14 @@ def test_a_file_streams_out_and_reads_back_in_ranges(secure_platform_stack, toke
         io.new_input(location).open()
     with pytest.raises(FileNotFoundError):
         io.delete(location)
+
+
+def test_a_logical_name_reaches_the_first_namenode_that_answers(secure_platform_stack, tokens):
+    namenodes = f"127.0.0.1:{_free_port()},{secure_platform_stack['namenode'].address}"    # the first is down
+    io = WebHdfsFileIO({"hopshive.token": tokens["ice"], "hopshive.namenodes": namenodes})
+    with io.new_output("webhdfs://hopshive/Projects/ice/ha.txt").create() as stream:
+        stream.write(b"either namenode")
+    assert io.new_input("webhdfs://hopshive/Projects/ice/ha.txt").open().read() == b"either namenode"
 
 
 def test_another_projects_files_are_refused(secure_platform_stack, tokens):

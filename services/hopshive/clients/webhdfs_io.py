@@ -19,8 +19,12 @@ Identity and trust, as every client of ours (``hopshive.cli.client``):
 Reads are ranged OPENs (``offset``/``length``) on one kept-alive ``requests.Session`` per
 namenode; a read smaller than ``READ_AHEAD`` fetches that much and serves the next reads
 from it (Parquet footers, Avro blocks).  Writes stream: CREATE's data request is a chunked
-upload fed by ``write`` while it runs, so a file is never held in memory.  A location names
-its namenode by host:port; logical nameservices (several namenodes) are not resolved here.
+upload fed by ``write`` while it runs, so a file is never held in memory.
+
+A location names its namenode by host:port, or several by a logical name (``swebhdfs://hopshive/``,
+as Hadoop's HA client does): ``hopshive.namenodes`` (host:port,...) lists them, else the
+Hadoop client configuration in $HADOOP_CONF_DIR does; the first that answers is used from
+then on (every namenode serves the whole namespace; a call is not retried on another).
 """
 
 from __future__ import annotations
@@ -38,11 +42,12 @@ from pyiceberg.typedef import EMPTY_DICT, Properties
 
 from ..cli.client import DfsError, RemoteError, WebHdfsClient
 from ..core.tls import default_ca_file
-from ..security.token_files import webhdfs_token_of
+from ..security.token_files import namenodes_of_client_conf, webhdfs_token_of
 
 TOKEN = "hopshive.token"
 USER = "hopshive.user"
 CA_FILE = "hopshive.ca-file"
+NAMENODES = "hopshive.namenodes"
 SCHEMES = {"webhdfs": ("http", 9870), "swebhdfs": ("https", 9871)}     # Hadoop's default ports
 READ_AHEAD = 1 << 20
 QUEUED_WRITES = 16          # write() calls in flight before write() waits for the upload
@@ -70,15 +75,37 @@ class WebHdfsFileIO(FileIO):
             raise ValueError(f"{location}: WebHdfsFileIO reads webhdfs:// and swebhdfs:// locations only")
         if not parts.hostname:
             raise ValueError(f"{location}: no namenode in the location")
-        http, default_port = SCHEMES[parts.scheme]
-        address = f"{parts.hostname}:{parts.port or default_port}"
+        http = SCHEMES[parts.scheme][0]
         with self._lock:
-            client = self._clients.get((http, address))
+            client = self._clients.get((http, parts.netloc))
             if client is None:
-                client = WebHdfsClient(f"{http}://{address}", self._user(), self._token(address),
-                                       self.properties.get(CA_FILE) or default_ca_file(os.environ))
-                self._clients[(http, address)] = client
+                client = self._connect(http, self._addresses(parts))
+                self._clients[(http, parts.netloc)] = client
         return client, unquote(parts.path) or "/"
+
+    def _addresses(self, parts) -> list[str]:
+        """host:port of the namenode(s) a location's authority names."""
+        if parts.port:
+            return [f"{parts.hostname}:{parts.port}"]
+        listed = [a.strip() for a in self.properties.get(NAMENODES, "").split(",") if a.strip()]
+        if not listed and os.environ.get("HADOOP_CONF_DIR"):
+            namenodes, nameservices = namenodes_of_client_conf(os.environ["HADOOP_CONF_DIR"])
+            listed = namenodes if parts.hostname in nameservices else []
+        return listed or [f"{parts.hostname}:{SCHEMES[parts.scheme][1]}"]
+
+    def _connect(self, http: str, addresses: list[str]) -> WebHdfsClient:
+        """A client of the first of ``addresses`` that answers (of the only one, unasked)."""
+        ca_file = self.properties.get(CA_FILE) or default_ca_file(os.environ)
+        clients = [WebHdfsClient(f"{http}://{a}", self._user(), self._token(a), ca_file) for a in addresses]
+        for client in clients[:-1]:
+            try:
+                client.status("/")
+                return client
+            except RemoteError:
+                return client
+            except DfsError:
+                continue
+        return clients[-1]
 
     def _token(self, address: str) -> str | None:
         if self.properties.get(TOKEN):
