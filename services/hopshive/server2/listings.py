@@ -7,8 +7,9 @@ BI tools list every schema on connect.  The metastore refuses to list a database
 directory does not let the user read ("Permission denied: user=..."); such a database is
 left out of every listing here, as is a table the metastore leaves out of
 get_table_objects_by_name, so another project never fails the listing.  Any other error
-fails it.  The catalog is Spark's SessionCatalog (what the Spark Thrift Server reads): one
-metastore call lists a database's tables and one fetches them.
+fails it.  The catalog is Spark's SessionCatalog (what the Spark Thrift Server reads): a
+few metastore calls per database (its tables' names, then all of them at once), none per
+table.
 """
 
 from __future__ import annotations
