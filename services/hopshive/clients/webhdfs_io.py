@@ -37,8 +37,11 @@ from pathlib import Path
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
-from pyiceberg.io import SCHEMA_TO_FILE_IO, FileIO, InputFile, InputStream, OutputFile, OutputStream
-from pyiceberg.typedef import EMPTY_DICT, Properties
+try:
+    from pyiceberg.io import SCHEMA_TO_FILE_IO, FileIO, InputFile, InputStream, OutputFile, OutputStream
+    from pyiceberg.typedef import EMPTY_DICT, Properties
+except ImportError as exc:      # the client extra is not installed
+    raise ImportError(f"hopshive.clients.webhdfs_io needs pyiceberg ({exc}): pip install 'hopshive[iceberg]'") from exc
 
 from ..cli.client import DfsError, RemoteError, WebHdfsClient
 from ..core.tls import default_ca_file
