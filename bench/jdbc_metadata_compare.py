@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyhive import hive  # noqa: E402
-from server2_bench import EMAIL, PASSWORD, both_servers  # noqa: E402
+from server2_bench import EMAIL, PASSWORD, both_servers, stop_all  # noqa: E402
 
 from tests.component.test_server2_metadata import T1  # noqa: E402
 from tests.support.server2 import metadata  # noqa: E402
@@ -54,11 +54,7 @@ def main() -> int:
                     print(f"|  differs: {row[:200]} | | | | |")
         return 1 if differ else 0
     finally:
-        for service in reversed(stack):
-            try:
-                service.stop()
-            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
-                print(f"stopping {type(service).__name__}: {exc}", file=sys.stderr)
+        stop_all(stack)
 
 
 if __name__ == "__main__":

@@ -237,6 +237,14 @@ def both_servers(base: Path, stack: list) -> tuple[Server2Process, SparkThriftSe
     return server2, sts
 
 
+def stop_all(stack: list) -> None:
+    for service in reversed(stack):
+        try:
+            service.stop()
+        except Exception as exc:    # noqa: BLE001 -- keep stopping the others
+            print(f"stopping {type(service).__name__}: {exc}", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
@@ -276,11 +284,7 @@ def main() -> int:
               f"{reference_rate:.1f} | {our_rate / reference_rate:.2f} |")
         return 0
     finally:
-        for service in reversed(stack):
-            try:
-                service.stop()
-            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
-                print(f"stopping {type(service).__name__}: {exc}", file=sys.stderr)
+        stop_all(stack)
 
 
 if __name__ == "__main__":
