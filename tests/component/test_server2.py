@@ -20,7 +20,7 @@ from pyhive import hive
 
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
 from tests.support.polling import wait_until
-from tests.support.server2 import Server2Process, beeline as run_beeline
+from tests.support.server2 import Server2Process, add_owners, beeline as run_beeline
 
 pytestmark = [pytest.mark.server2, pytest.mark.spark]
 PASSWORD = "server2-test-password"   # beeline splits -p at spaces
@@ -30,11 +30,7 @@ ANN, BOB = "ann@example.org", "bob@example.org"
 @pytest.fixture(scope="module")
 def server2(platform_stack):
     platform = platform_stack["platform"]
-    for email, project in ((ANN, "alpha"), (BOB, "beta")):
-        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=PASSWORD + "\n")
-        assert added.returncode == 0, added.stderr
-        made = platform.cli("project", "create", project, "--owner", email)
-        assert made.returncode == 0, made.stderr
+    add_owners(platform, PASSWORD, {ANN: "alpha", BOB: "beta"})
     added = platform.cli("user", "add", "--email", "tfa@example.org", "--password-stdin", "--two-factor",
                          stdin=PASSWORD + "\n")
     assert added.returncode == 0, added.stderr

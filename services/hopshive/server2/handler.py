@@ -29,6 +29,8 @@ STATE = {0: t.TOperationState.INITIALIZED_STATE, 1: t.TOperationState.RUNNING_ST
          CLOSED: t.TOperationState.CLOSED_STATE, ERROR: t.TOperationState.ERROR_STATE}
 INFO = {t.TGetInfoType.CLI_SERVER_NAME: "HopsHive server2", t.TGetInfoType.CLI_DBMS_NAME: "Spark SQL",
         t.TGetInfoType.CLI_DBMS_VER: "4.3.0", t.TGetInfoType.CLI_ODBC_KEYWORDS: "Unimplemented"}
+NAME_LENGTHS = (t.TGetInfoType.CLI_MAX_COLUMN_NAME_LEN, t.TGetInfoType.CLI_MAX_SCHEMA_NAME_LEN,
+                t.TGetInfoType.CLI_MAX_TABLE_NAME_LEN)     # 128 each, as HiveServer2 answers
 
 
 def _ok() -> t.TStatus:
@@ -122,6 +124,8 @@ class Handler:
     @replies(t.TGetInfoResp)
     def GetInfo(self, req: t.TGetInfoReq) -> t.TGetInfoResp:
         self.registry.session(req.sessionHandle.sessionId.guid)
+        if req.infoType in NAME_LENGTHS:
+            return t.TGetInfoResp(status=_ok(), infoValue=t.TGetInfoValue(lenValue=128))
         value = INFO.get(req.infoType)
         if value is None:
             raise Server2Error(f"unsupported GetInfo type {req.infoType}", "HYC00")
@@ -179,7 +183,8 @@ class Handler:
 
     @replies(t.TGetFunctionsResp)
     def GetFunctions(self, req: t.TGetFunctionsReq) -> t.TGetFunctionsResp:
-        handle = self._meta(req, "functions", {"function": req.functionName}, t.TOperationType.GET_FUNCTIONS)
+        handle = self._meta(req, "functions", {"schema": req.schemaName, "function": req.functionName},
+                            t.TOperationType.GET_FUNCTIONS)
         return t.TGetFunctionsResp(status=_ok(), operationHandle=handle)
 
     def _local(self, req, schema: list, rows: list, op_type: int) -> t.TOperationHandle:
@@ -276,9 +281,6 @@ class Handler:
 
     def RenewDelegationToken(self, req):
         return self._unsupported(t.TRenewDelegationTokenResp, "delegation tokens")
-
-    def GetLog(self, req):
-        return self._unsupported(t.TGetLogResp, "GetLog (use FetchResults with the log fetch type)")
 
     def GetQueryId(self, req):
         return self._unsupported(t.TGetQueryIdResp, "GetQueryId")
