@@ -1,0 +1,93 @@
+"""monitoring: the daemons run under supervisord as prometheus, Prometheus scrapes the jobs
+of the inventory with the exporters up (mysqld_exporter logged in with its status-only
+account), the rules are loaded, and services that are not deployed in this scenario are
+reported down, alerted on and written to the alert log through Alertmanager."""
+
+import json
+
+import pytest
+
+testinfra_hosts = ["monitoring"]
+
+PROMETHEUS = "http://127.0.0.1:9089"
+ALERTMANAGER = "http://127.0.0.1:9093"
+ALERT_LOG = "/var/log/prometheus/alerts.log"
+DAEMONS = ["prometheus", "prometheus-alertmanager", "hopshive-alert-log", "prometheus-node-exporter",
+           "prometheus-mysqld-exporter"]
+JOBS = {"prometheus", "alertmanager", "node", "mysqld", "namenode", "metastore", "cleaner", "server2", "platform"}
+UP = {"prometheus", "alertmanager", "node", "mysqld"}          # what runs in this scenario
+
+
+def api(node, path):
+    """The `data` of a Prometheus HTTP API answer (path after /api/v1/)."""
+    response = node.http(f"{PROMETHEUS}/api/v1/{path}")
+    assert response.status == 200, f"{path}: {response}"
+    return response.json()["data"]
+
+
+@pytest.mark.parametrize("daemon", DAEMONS)
+def test_daemon_runs_under_supervisord_as_prometheus(node, daemon):
+    node.assert_running(daemon)
+    pid = node.supervisorctl("pid", daemon).strip()
+    assert node.host.check_output(f"ps -o user= -p {pid}").strip() == "prometheus"
+
+
+def test_prometheus_and_alertmanager_are_ready(node):
+    assert node.http(f"{PROMETHEUS}/-/ready").status == 200
+    assert node.http(f"{ALERTMANAGER}/-/ready").status == 200
+
+
+def test_every_job_of_the_inventory_is_scraped_and_the_exporters_are_up(node, eventually):
+    def check():
+        targets = api(node, "targets")["activeTargets"]
+        health = {}
+        for target in targets:
+            health.setdefault(target["labels"]["job"], set()).add(target["health"])
+        assert set(health) == JOBS, f"jobs scraped: {sorted(health)}"
+        assert {job for job in UP if health[job] != {"up"}} == set(), health
+        assert {job for job in JOBS - UP if health[job] != {"down"}} == set(), health
+        return targets
+    targets = eventually(check, seconds=60)
+    cleaners = sorted(t["labels"]["instance"] for t in targets if t["labels"]["job"] == "cleaner")
+    assert cleaners == ["127.0.0.1:9190", "127.0.0.1:9191"]
+
+
+def test_the_metrics_the_rules_use_come_from_the_exporters(node, eventually):
+    names = ["mysql_up", "mysql_global_status_threads_connected", "mysql_global_variables_max_connections",
+             "node_filesystem_avail_bytes", "node_filesystem_size_bytes"]
+    def check():
+        present = {name: bool(api(node, f"query?query={name}")["result"]) for name in names}
+        assert all(present.values()), present
+    eventually(check, seconds=60)
+    assert float(api(node, "query?query=mysql_up")["result"][0]["value"][1]) == 1
+
+
+def test_the_exporter_account_may_read_status_only(node):
+    grants = [row[0] for row in node.sql("SHOW GRANTS FOR 'hops_exporter'@'localhost'")]
+    assert len(grants) == 1 and grants[0].startswith("GRANT PROCESS, SLAVE MONITOR ON *.* TO"), grants
+
+
+def test_the_rules_are_loaded_with_the_inventorys_galera_size(node):
+    groups = api(node, "rules")["groups"]
+    alerts = {rule["name"] for group in groups for rule in group["rules"] if rule["type"] == "alerting"}
+    assert {"GaleraNodeNotSynced", "GaleraClusterTooSmall", "HopsHiveInstanceDown", "NoCleanerLeader",
+            "CleanerLagHigh", "UnderReplicatedBlocks", "MissingBlocks", "DiskAlmostFull",
+            "MariaDBConnectionsNearLimit", "Server2QueriesFailing"} <= alerts
+    assert float(api(node, "query?query=hopshive:galera_expected_size")["result"][0]["value"][1]) == 1
+
+
+def test_services_that_are_down_fire_and_reach_the_alert_log(node, eventually):
+    """Nothing but the monitoring stack and MariaDB runs here: after 1 minute the namenode,
+    metastore and cleaner targets are down alerts, and with no cleaner nobody leads."""
+    def check():
+        firing = {(a["labels"]["alertname"], a["labels"].get("job", "")) for a in api(node, "alerts")["alerts"]
+                  if a["state"] == "firing"}
+        assert {("HopsHiveInstanceDown", "namenode"), ("HopsHiveInstanceDown", "metastore"),
+                ("HopsHiveInstanceDown", "cleaner"), ("NoCleanerLeader", "")} <= firing, firing
+    eventually(check, seconds=150, interval=5)
+
+    def logged():
+        lines = node.host.file(ALERT_LOG).content_string.splitlines() if node.host.file(ALERT_LOG).exists else []
+        names = {alert["labels"]["alertname"] for line in lines for alert in json.loads(line)["alerts"]}
+        assert {"HopsHiveInstanceDown", "NoCleanerLeader"} <= names, names
+    eventually(logged, seconds=90, interval=5)
