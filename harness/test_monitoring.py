@@ -77,11 +77,20 @@ def firing(prometheus: str) -> set[tuple[str, str]]:
             if a["state"] == "firing"}
 
 
+def failed_probes(prometheus: str) -> list[str]:
+    """Instances of the HBase Thrift servers blackbox_exporter cannot connect to."""
+    return [r["metric"]["instance"] for r in api(prometheus, 'query?query=probe_success{job="hbase"}')["result"]
+            if r["value"][1] != "1"]
+
+
 def test_every_target_of_the_inventory_is_up(prometheus):
     jobs = {t["labels"]["job"] for t in api(prometheus, "targets")["activeTargets"]}
     assert {"node", "mysqld", "namenode", "metastore", "cleaner", "server2", "platform"} <= jobs, jobs
     wait_until(lambda: not down_targets(prometheus), SCRAPED,
                lambda _: f"targets not up: {down_targets(prometheus)}")
+    if "hbase" in jobs:
+        wait_until(lambda: not failed_probes(prometheus), SCRAPED,
+                   lambda _: f"HBase Thrift servers refusing connections: {failed_probes(prometheus)}")
 
 
 @pytest.fixture

@@ -12,10 +12,11 @@ testinfra_hosts = ["monitoring"]
 PROMETHEUS = "http://127.0.0.1:9089"
 ALERTMANAGER = "http://127.0.0.1:9093"
 ALERT_LOG = "/var/log/prometheus/alerts.log"
-DAEMONS = ["prometheus", "prometheus-alertmanager", "hopshive-alert-log", "prometheus-node-exporter",
-           "prometheus-mysqld-exporter"]
-JOBS = {"prometheus", "alertmanager", "node", "mysqld", "namenode", "metastore", "cleaner", "server2", "platform"}
-UP = {"prometheus", "alertmanager", "node", "mysqld"}          # what runs in this scenario
+DAEMONS = ["prometheus", "prometheus-alertmanager", "hopshive-alert-log", "prometheus-blackbox-exporter",
+           "prometheus-node-exporter", "prometheus-mysqld-exporter"]
+JOBS = {"prometheus", "alertmanager", "node", "mysqld", "namenode", "metastore", "cleaner", "server2", "platform",
+        "hbase"}
+UP = {"prometheus", "alertmanager", "node", "mysqld", "hbase"}   # what runs here (hbase: the prober)
 
 
 def api(node, path):
@@ -62,6 +63,14 @@ def test_the_metrics_the_rules_use_come_from_the_exporters(node, eventually):
     assert float(api(node, "query?query=mysql_up")["result"][0]["value"][1]) == 1
 
 
+def test_the_hbase_thrift_port_is_probed(node, eventually):
+    """No HBase Thrift server runs here: blackbox_exporter answers, and its probe fails."""
+    def check():
+        result = api(node, 'query?query=probe_success{job="hbase"}')["result"]
+        assert [(r["metric"]["instance"], r["value"][1]) for r in result] == [("127.0.0.1:9090", "0")], result
+    eventually(check, seconds=60)
+
+
 def test_the_exporter_account_may_read_status_only(node):
     grants = [row[0] for row in node.sql("SHOW GRANTS FOR 'hops_exporter'@'localhost'")]
     assert len(grants) == 1 and grants[0].startswith("GRANT PROCESS, SLAVE MONITOR ON *.* TO"), grants
@@ -71,7 +80,7 @@ def test_the_rules_are_loaded_with_the_inventorys_galera_size(node):
     groups = api(node, "rules")["groups"]
     alerts = {rule["name"] for group in groups for rule in group["rules"] if rule["type"] == "alerting"}
     assert {"GaleraNodeNotSynced", "GaleraClusterTooSmall", "HopsHiveInstanceDown", "NoCleanerLeader",
-            "CleanerLagHigh", "UnderReplicatedBlocks", "MissingBlocks", "DiskAlmostFull",
+            "CleanerLagHigh", "HBaseThriftDown", "UnderReplicatedBlocks", "MissingBlocks", "DiskAlmostFull",
             "MariaDBConnectionsNearLimit", "Server2QueriesFailing"} <= alerts
     assert float(api(node, "query?query=hopshive:galera_expected_size")["result"][0]["value"][1]) == 1
 
@@ -83,7 +92,8 @@ def test_services_that_are_down_fire_and_reach_the_alert_log(node, eventually):
         firing = {(a["labels"]["alertname"], a["labels"].get("job", "")) for a in api(node, "alerts")["alerts"]
                   if a["state"] == "firing"}
         assert {("HopsHiveInstanceDown", "namenode"), ("HopsHiveInstanceDown", "metastore"),
-                ("HopsHiveInstanceDown", "cleaner"), ("NoCleanerLeader", "")} <= firing, firing
+                ("HopsHiveInstanceDown", "cleaner"), ("NoCleanerLeader", ""), ("HBaseThriftDown", "hbase")} <= firing, \
+            firing
     eventually(check, seconds=150, interval=5)
 
     def logged():
