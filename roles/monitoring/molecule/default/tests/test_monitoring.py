@@ -101,3 +101,14 @@ def test_services_that_are_down_fire_and_reach_the_alert_log(node, eventually):
         names = {alert["labels"]["alertname"] for line in lines for alert in json.loads(line)["alerts"]}
         assert {"HopsHiveInstanceDown", "NoCleanerLeader"} <= names, names
     eventually(logged, seconds=90, interval=5)
+
+
+def test_the_status_page_shows_what_runs_and_what_does_not(node, eventually):
+    """/consoles/hopshive.html as Prometheus serves it here (tested in a browser by
+    tests/component/test_status_page.py)."""
+    def check():
+        page = node.http(f"{PROMETHEUS}/consoles/hopshive.html")
+        assert page.status == 200 and "<title>HopsHive</title>" in page.body, page
+        assert 'class="up" data-job="mysqld"' in page.body and 'class="down" data-job="namenode"' in page.body
+        assert "running (no Galera)" in page.body and 'id="cleaner-leader">none' in page.body
+    eventually(check, seconds=60)
