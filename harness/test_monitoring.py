@@ -1,7 +1,10 @@
 """Monitoring of a deployed inventory (roles/monitoring): Prometheus scrapes every target of
-the inventory and all of them are up; with every cleaner instance stopped, the alerts
-NoCleanerLeader and HopsHiveInstanceDown{job="cleaner"} fire in Prometheus within their
-1-minute window and reach Alertmanager, and both resolve once the instances run again.
+the inventory and all of them are up; after each fault the right alerts fire in Prometheus
+within their window and reach Alertmanager, and resolve once the fault is undone:
+
+* every cleaner instance stopped: NoCleanerLeader, HopsHiveInstanceDown{job="cleaner"};
+* a namenode stopped: HopsHiveInstanceDown{job="namenode"};
+* a Galera node killed (the cluster inventory): GaleraClusterTooSmall and MariaDBDown.
 
 Prometheus is the first host of the inventory's `monitoring` group, port 9089
 (roles/monitoring), or $HOPSHIVE_PROMETHEUS_URL / $HOPSHIVE_ALERTMANAGER_URL.  An inventory
@@ -17,13 +20,14 @@ import pytest
 import requests
 
 from harness.support import services
+from harness.test_galera_failures import KILL as KILL_MARIADB
 from tests.support.polling import wait_until
 
 PROMETHEUS_PORT = 9089      # roles/monitoring monitoring_prometheus_port
 ALERTMANAGER_PORT = 9093    # monitoring_alertmanager_port
 SCRAPED = 90.0              # seconds for every target to have been scraped (interval 15 s) after a restart
 FIRING = 180.0              # an alert's 1-minute window, plus scrapes, evaluation and Alertmanager's wait
-RESOLVED = 120.0
+RESOLVED = 180.0             # a Galera node rejoins (IST) before its size is whole again
 
 
 def _url(targets, variable: str, port: int) -> str | None:
@@ -114,18 +118,53 @@ def cleaners(prometheus, targets):
         service.start()
 
 
+def fires_then_resolves(prometheus: str, alertmanager: str, expected: set[tuple[str, str]], fault, undo,
+                        what: str) -> None:
+    """``fault()``: the ``expected`` (alertname, job) fire within FIRING and reach
+    Alertmanager; ``undo()``: they resolve within RESOLVED (``undo`` runs whatever happens)."""
+    assert not expected & firing(prometheus), f"already firing before {what}: {sorted(firing(prometheus))}"
+    try:
+        fault()
+        wait_until(lambda: expected <= firing(prometheus), FIRING,
+                   lambda _: f"firing {FIRING:.0f} s after {what}: {sorted(firing(prometheus))}")
+        received = requests.get(f"{alertmanager}/api/v2/alerts", timeout=30).json()
+        assert {name for name, _ in expected} <= {a["labels"]["alertname"] for a in received}, received
+    finally:
+        undo()
+    wait_until(lambda: not expected & firing(prometheus), RESOLVED,
+               lambda _: f"still firing {RESOLVED:.0f} s after {what} was undone: {sorted(firing(prometheus))}")
+
+
 @pytest.mark.destructive
 def test_stopping_every_cleaner_fires_its_alerts_which_resolve_after(prometheus, alertmanager, cleaners):
-    expected = {("NoCleanerLeader", ""), ("HopsHiveInstanceDown", "cleaner")}
-    assert not expected & firing(prometheus), f"already firing before the fault: {firing(prometheus)}"
-    for service in cleaners:
-        service.stop()
-    wait_until(lambda: expected <= firing(prometheus), FIRING,
-               lambda _: f"firing {FIRING:.0f} s after stopping every cleaner: {sorted(firing(prometheus))}")
-    received = requests.get(f"{alertmanager}/api/v2/alerts", timeout=30).json()
-    assert {"NoCleanerLeader", "HopsHiveInstanceDown"} <= {a["labels"]["alertname"] for a in received}
+    fires_then_resolves(prometheus, alertmanager, {("NoCleanerLeader", ""), ("HopsHiveInstanceDown", "cleaner")},
+                        lambda: [service.stop() for service in cleaners],
+                        lambda: [service.start() for service in cleaners], "stopping every cleaner")
 
-    for service in cleaners:
-        service.start()
-    wait_until(lambda: not expected & firing(prometheus), RESOLVED,
-               lambda _: f"still firing {RESOLVED:.0f} s after the cleaners came back: {sorted(firing(prometheus))}")
+
+@pytest.mark.destructive
+def test_stopping_a_namenode_fires_instance_down_which_resolves_after(prometheus, alertmanager, targets):
+    address = (targets.namenodes[0] if targets.namenodes else targets.authority).rpartition(":")[0]
+    container = targets.containers.get(address)
+    how = services.manager(container)
+    if how is None or (container is None and address not in ("localhost", "127.0.0.1", "::1")):
+        services.cannot_control(targets, f"the harness cannot stop the namenode on {address} from here")
+    namenode = services.Service(how, "hopshive-namenode", container)
+    fires_then_resolves(prometheus, alertmanager, {("HopsHiveInstanceDown", "namenode")}, namenode.stop,
+                        namenode.start, f"stopping the namenode on {address}")
+
+
+@pytest.mark.destructive
+def test_killing_a_galera_node_fires_cluster_too_small_which_resolves_after(prometheus, alertmanager, targets):
+    """The last database node is killed (the services prefer the first) and started again."""
+    address = targets.db_nodes[-1] if len(targets.db_nodes) > 1 else None
+    container = targets.containers.get(address or "")
+    if container is None or not services.controllable(container):
+        services.cannot_control(targets, "needs a Galera cluster of our containers")
+
+    def start() -> None:
+        done = services.run_on(container, "service", "mariadb", "start", timeout=600)
+        assert done.returncode == 0, f"starting mariadb on {container}: {done.stdout}{done.stderr}"
+    fires_then_resolves(prometheus, alertmanager, {("GaleraClusterTooSmall", "mysqld"), ("MariaDBDown", "mysqld")},
+                        lambda: services.run_on(container, "sh", "-c", KILL_MARIADB), start,
+                        f"kill -9 of the database node {address}")
