@@ -63,9 +63,9 @@ def alertmanager(targets, prometheus):
     return _url(targets, "HOPSHIVE_ALERTMANAGER_URL", ALERTMANAGER_PORT)
 
 
-def api(prometheus: str, path: str):
-    response = requests.get(f"{prometheus}/api/v1/{path}", timeout=30)
-    assert response.status_code == 200, f"{path}: {response.status_code} {response.text[:200]}"
+def api(prometheus: str, path: str, **params):
+    response = requests.get(f"{prometheus}/api/v1/{path}", params=params, timeout=30)
+    assert response.status_code == 200, f"{path} {params}: {response.status_code} {response.text[:200]}"
     return response.json()["data"]
 
 
@@ -83,7 +83,7 @@ def firing(prometheus: str) -> set[tuple[str, str]]:
 
 def failed_probes(prometheus: str) -> list[str]:
     """Instances of the HBase Thrift servers blackbox_exporter cannot connect to."""
-    return [r["metric"]["instance"] for r in api(prometheus, 'query?query=probe_success{job="hbase"}')["result"]
+    return [r["metric"]["instance"] for r in api(prometheus, "query", query='probe_success{job="hbase"}')["result"]
             if r["value"][1] != "1"]
 
 

@@ -4,6 +4,7 @@ account), the rules are loaded, and services that are not deployed in this scena
 reported down, alerted on and written to the alert log through Alertmanager."""
 
 import json
+from urllib.parse import quote
 
 import pytest
 
@@ -24,6 +25,11 @@ def api(node, path):
     response = node.http(f"{PROMETHEUS}/api/v1/{path}")
     assert response.status == 200, f"{path}: {response}"
     return response.json()["data"]
+
+
+def query(node, promql):
+    """The result of an instant query."""
+    return api(node, f"query?query={quote(promql)}")["result"]
 
 
 @pytest.mark.parametrize("daemon", DAEMONS)
@@ -57,16 +63,16 @@ def test_the_metrics_the_rules_use_come_from_the_exporters(node, eventually):
     names = ["mysql_up", "mysql_global_status_threads_connected", "mysql_global_variables_max_connections",
              "node_filesystem_avail_bytes", "node_filesystem_size_bytes"]
     def check():
-        present = {name: bool(api(node, f"query?query={name}")["result"]) for name in names}
+        present = {name: bool(query(node, name)) for name in names}
         assert all(present.values()), present
     eventually(check, seconds=60)
-    assert float(api(node, "query?query=mysql_up")["result"][0]["value"][1]) == 1
+    assert float(query(node, "mysql_up")[0]["value"][1]) == 1
 
 
 def test_the_hbase_thrift_port_is_probed(node, eventually):
     """No HBase Thrift server runs here: blackbox_exporter answers, and its probe fails."""
     def check():
-        result = api(node, 'query?query=probe_success{job="hbase"}')["result"]
+        result = query(node, 'probe_success{job="hbase"}')
         assert [(r["metric"]["instance"], r["value"][1]) for r in result] == [("127.0.0.1:9090", "0")], result
     eventually(check, seconds=60)
 
@@ -82,7 +88,7 @@ def test_the_rules_are_loaded_with_the_inventorys_galera_size(node):
     assert {"GaleraNodeNotSynced", "GaleraClusterTooSmall", "HopsHiveInstanceDown", "NoCleanerLeader",
             "CleanerLagHigh", "HBaseThriftDown", "UnderReplicatedBlocks", "MissingBlocks", "DiskAlmostFull",
             "MariaDBConnectionsNearLimit", "Server2QueriesFailing"} <= alerts
-    assert float(api(node, "query?query=hopshive:galera_expected_size")["result"][0]["value"][1]) == 1
+    assert float(query(node, "hopshive:galera_expected_size")[0]["value"][1]) == 1
 
 
 def test_services_that_are_down_fire_and_reach_the_alert_log(node, eventually):
