@@ -75,8 +75,9 @@ class Server2Process(ServiceProcess):
                  security: str = "token", **server2):
         """``security``: server2's mode; in token mode (its default) each engine carries the
         token the platform issued to its user's login."""
-        self.port, self.namenode_address = _free_port(), namenode_address
-        settings = {"bind": "127.0.0.1", "port": self.port, "platform_url": platform_url,
+        self.port, self.metrics_port, self.namenode_address = _free_port(), _free_port(), namenode_address
+        settings = {"bind": "127.0.0.1", "port": self.port, "metrics_port": self.metrics_port,
+                    "platform_url": platform_url,
                     "metastore_uris": f"thrift://127.0.0.1:{metastore_port}",
                     "warehouse": f"webhdfs://{namenode_address}/user/hive/warehouse",
                     "default_fs": f"webhdfs://{namenode_address}", "work_dir": str(base / "engines"),

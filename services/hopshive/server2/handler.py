@@ -14,6 +14,7 @@ from impala_thrift_gen.TCLIService import ttypes as t
 from .auth import PlatformAuthenticator
 from .engines import Engines
 from .exceptions import AuthenticationFailed, Server2Error, StatementFailed
+from .metrics import Server2Metrics
 from .operations import CANCELED, CLOSED, ERROR, FINISHED, Operation, Registry, Session
 from .progress import progress_update
 from .rowsets import list_columns, schema_of, type_info_rows
@@ -65,6 +66,7 @@ class Handler:
         self.authenticator = authenticator
         self.engines = engines
         self.registry = Registry(engines)
+        self.metrics = Server2Metrics(self.registry, engines)
         self.context = context
         self.fetch_limit = fetch_limit
 
@@ -137,7 +139,7 @@ class Handler:
         if session.engine is None:
             raise Server2Error("no project database selected: put your project's database in the connection URL "
                                "or run USE <project> first", "3D000")
-        operation = Operation(session, kind, args, description)
+        operation = Operation(session, kind, args, description, self.metrics.done)
         self.registry.add_operation(operation)
         operation.start()
         if wait:
@@ -261,6 +263,7 @@ class Handler:
             columns, fetched = encode_columns(list_columns(operation.schema, values)), len(rows)
         else:
             columns, fetched = operation.fetch(count)
+        self.metrics.rows.inc(fetched)
         return Fetched(columns, len(operation.schema), fetched == count)
 
     # ------------------------------------------------------------------ not offered
