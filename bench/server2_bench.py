@@ -211,6 +211,40 @@ def throughput(connect, sessions: int, seconds: float) -> float:
     return sum(done) / seconds
 
 
+def both_servers(base: Path, stack: list) -> tuple[Server2Process, SparkThriftServer]:
+    """A private MariaDB, namenode, metastore, platform API (user EMAIL owning project
+    "bench"), server2 and the Spark Thrift Server on the same metastore and namenode, each
+    appended to ``stack`` as it starts (stop them in reverse order)."""
+    mariadb = MariaDBServer(base / "db").start()
+    stack.append(mariadb)
+    reset_schemas(Database(mariadb.config))
+    namenode = NamenodeServer(base / "nn", mariadb.config, workers=1).start()
+    stack.append(namenode)
+    metastore = MetastoreProcess(base / "ms", settings(mariadb.config, namenode.address)).start()
+    stack.append(metastore)
+    platform = PlatformProcess(base / "pf", mariadb.config, namenode.url, metastore.port,
+                               max_failures=1000, max_address_failures=100000).start()
+    stack.append(platform)
+    platform.cli("user", "add", "--email", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
+    platform.cli("project", "create", "bench", "--owner", EMAIL)
+    print("starting server2 and the Spark Thrift Server", file=sys.stderr)
+    server2 = Server2Process(base / "s2", platform.url, metastore.port, namenode.address,
+                             engine_idle_timeout=3600.0).start()
+    stack.append(server2)
+    sts = SparkThriftServer(base, metastore.port, namenode.address)
+    stack.append(sts)
+    wait_until(sts.ready, 300, lambda _: "the Spark Thrift Server never answered")
+    return server2, sts
+
+
+def stop_all(stack: list) -> None:
+    for service in reversed(stack):
+        try:
+            service.stop()
+        except Exception as exc:    # noqa: BLE001 -- keep stopping the others
+            print(f"stopping {type(service).__name__}: {exc}", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
@@ -221,26 +255,7 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="server2-bench-"))
     stack = []
     try:
-        mariadb = MariaDBServer(base / "db").start()
-        stack.append(mariadb)
-        database = Database(mariadb.config)
-        reset_schemas(database)
-        namenode = NamenodeServer(base / "nn", mariadb.config, workers=1).start()
-        stack.append(namenode)
-        metastore = MetastoreProcess(base / "ms", settings(mariadb.config, namenode.address)).start()
-        stack.append(metastore)
-        platform = PlatformProcess(base / "pf", mariadb.config, namenode.url, metastore.port,
-                                   max_failures=1000, max_address_failures=100000).start()
-        stack.append(platform)
-        platform.cli("user", "add", "--email", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
-        platform.cli("project", "create", "bench", "--owner", EMAIL)
-        print("starting server2 and the Spark Thrift Server", file=sys.stderr)
-        server2 = Server2Process(base / "s2", platform.url, metastore.port, namenode.address,
-                                 engine_idle_timeout=3600.0).start()
-        stack.append(server2)
-        sts = SparkThriftServer(base, metastore.port, namenode.address)
-        stack.append(sts)
-        wait_until(sts.ready, 300, lambda _: "the Spark Thrift Server never answered")
+        server2, sts = both_servers(base, stack)
 
         def ours():
             return hive.connect(host="127.0.0.1", port=server2.port, username=EMAIL, password=PASSWORD,
@@ -269,11 +284,7 @@ def main() -> int:
               f"{reference_rate:.1f} | {our_rate / reference_rate:.2f} |")
         return 0
     finally:
-        for service in reversed(stack):
-            try:
-                service.stop()
-            except Exception as exc:    # noqa: BLE001 -- keep stopping the others
-                print(f"stopping {type(service).__name__}: {exc}", file=sys.stderr)
+        stop_all(stack)
 
 
 if __name__ == "__main__":

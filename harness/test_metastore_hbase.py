@@ -15,7 +15,7 @@ import itertools
 import pytest
 from pymetastore.hive_metastore import ttypes as api
 
-from harness.support import identity, metastore as ms
+from harness.support import identity, metastore as ms, trust
 from harness.support.spark import SPARK_TIMEOUT, hive_session, remove_run_trash, spark_conf_problem
 from tests.support.hms import database, partition, table
 from tests.support.spark_workload import PHASES, assert_same_results
@@ -147,6 +147,8 @@ def test_pyiceberg_hive_catalog(hbase_metastores, scratch, targets, tmp_path):
     properties = {"uri": f"thrift://{host}:{port}", "warehouse": f"file://{tmp_path}/wh"}
     if token := identity.token(targets.user):
         properties.update({"py-catalog-impl": "hopshive.clients.pyiceberg.TokenHiveCatalog", "hopshive.token": token})
+        if trust.ca_file():
+            properties["hopshive.ca-file"] = trust.ca_file()
     else:
         properties["type"] = "hive"
     catalog = load_catalog("hms", **properties)

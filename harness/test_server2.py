@@ -22,7 +22,7 @@ from harness.support.services import run_on
 from harness.support.webhdfs import WebHdfs, WebHdfsError
 from tests.support.spark_workload import PHASES, localize
 from tests.support.polling import wait_until
-from tests.support.server2 import beeline
+from tests.support.server2 import beeline, metadata
 
 pytestmark = [pytest.mark.server2, pytest.mark.platform, pytest.mark.spark]
 PASSWORD = f"harness-{secrets.token_hex(8)}"   # no spaces: beeline splits -p at them
@@ -94,6 +94,35 @@ def test_projects_cannot_reach_each_other(targets, projects):
             assert "ermission denied" in str(denied.value) or "AccessControl" in str(denied.value), sql
     with connect(targets, email_b, project_b) as bob:
         assert query(bob, "SELECT x FROM secret") == [(42,)]
+
+
+def test_jdbc_metadata_lists_what_the_user_may_read(targets, projects, tmp_path):
+    """BI tools list every schema on connect: a member of one project lists schemas, tables and
+    columns across the deployment (another project included) with PyHive's cursor and with
+    beeline's !tables / !columns, and gets its own project's, no permission error."""
+    email_a, _, project_a = projects["a"]
+    email_b, _, project_b = projects["b"]
+    with connect(targets, email_b, project_b) as bob:
+        query(bob, "CREATE TABLE IF NOT EXISTS unlisted (x INT)")
+    with connect(targets, email_a, project_a) as ann:
+        query(ann, "CREATE TABLE IF NOT EXISTS listed (id INT COMMENT 'the id', name STRING) COMMENT 'shown'")
+        schemas = [row[0] for row in metadata(ann, "GetSchemas")[1]]
+        assert project_a in schemas and project_b not in schemas
+        tables = metadata(ann, "GetTables")[1]
+        assert ("", project_a, "listed", "TABLE", "shown") in [row[:5] for row in tables]
+        assert project_b not in {row[1] for row in tables}
+        columns = metadata(ann, "GetColumns", schemaName=project_a, tableName="listed")[1]
+        assert [(row[3], row[5], row[11], row[16]) for row in columns] == [("id", "INT", "the id", 1),
+                                                                           ("name", "STRING", "", 2)]
+        assert metadata(ann, "GetColumns", schemaName=project_b)[1] == []
+    script = tmp_path / "commands.txt"
+    script.write_text("!tables\n!columns listed\n")
+    host, port = targets.server2
+    done = beeline(host, port, project_a, email_a, PASSWORD, "", server2.jdbc_tail(), options=("-f", str(script)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f",{project_a},listed,TABLE,shown,NULL,NULL,NULL,NULL,NULL" in done.stdout.splitlines(), done.stdout
+    assert f"NULL,{project_a},listed,id,4,INT,4,NULL,0,10,1,the id," in done.stdout, done.stdout
+    assert project_b not in done.stdout and "Permission denied" not in done.stdout + done.stderr
 
 
 def test_the_hive_admin_cannot_read_a_project_after_the_hand_over(targets, projects, metastores):

@@ -111,8 +111,8 @@ def test_one_index_create_wins(twins):
     index table, AlreadyExists for the other, nothing left over; then both drop it."""
     from hmsclient.genthrift.hive_metastore import ttypes as h2
     first, second = twins
-    with thrift_client(first.port) as a, thrift_client(second.port) as b, \
-            thrift_client(first.port, hive2=True) as a2, thrift_client(second.port, hive2=True) as b2:
+    with thrift_client(first.port) as a, thrift_client(first.port, hive2=True) as a2, \
+            thrift_client(second.port, hive2=True) as b2:
         a.create_table(table("default", "t", parts=("ds string",)))
         base = a.get_table("default", "t")
         for _ in range(ROUNDS):

@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
+from tests.support.prometheus import moved, scrape_url
 from tests.support.server2 import ADMIN, API
 
 pytestmark = pytest.mark.platform
@@ -181,6 +182,24 @@ def test_a_trusted_proxy_has_its_clients_limited_one_by_one(platform):
         assert login_from(platform, "127.0.0.3", f"guess-u{attempt}@example.org", "x",
                           f"198.51.100.{20 + attempt}") == 401
     assert login_from(platform, "127.0.0.3", "kim@example.org", PASSWORD, "198.51.100.99") == 429
+
+
+def test_metrics_count_logins_refusals_and_lockouts(platform):
+    """/metrics of the running platform, scraped before and after real logins from an address
+    of their own (127.0.0.5: its failures limit nobody else)."""
+    add_user(platform, "lu@example.org")
+    add_user(platform, "max@example.org")
+    assert platform.cli("user", "block", "max@example.org").returncode == 0
+    before = scrape_url(platform.url + "/metrics")
+    statuses = [login_from(platform, "127.0.0.5", "lu@example.org", PASSWORD),
+                login_from(platform, "127.0.0.5", "max@example.org", PASSWORD),
+                *(login_from(platform, "127.0.0.5", "lu@example.org", "wrong") for _ in range(3)),
+                login_from(platform, "127.0.0.5", "lu@example.org", PASSWORD)]
+    after = scrape_url(platform.url + "/metrics")
+    assert statuses == [200, 403, 401, 401, 401, 429]
+    outcomes = ("ok", "refused", "bad_credentials", "locked_out", "invalid")
+    assert {outcome: moved(before, after, "hopshive_platform_logins_total", outcome=outcome)
+            for outcome in outcomes} == {"ok": 1, "refused": 1, "bad_credentials": 3, "locked_out": 1, "invalid": 0}
 
 
 def test_failures_are_limited_per_account_then_per_address(platform):

@@ -20,7 +20,8 @@ from pyhive import hive
 
 from tests.support.platform_fixtures import platform_stack  # noqa: F401 (fixture)
 from tests.support.polling import wait_until
-from tests.support.server2 import Server2Process, beeline as run_beeline
+from tests.support.prometheus import moved, scrape_url, total
+from tests.support.server2 import Server2Process, add_owners, beeline as run_beeline
 
 pytestmark = [pytest.mark.server2, pytest.mark.spark]
 PASSWORD = "server2-test-password"   # beeline splits -p at spaces
@@ -30,11 +31,7 @@ ANN, BOB = "ann@example.org", "bob@example.org"
 @pytest.fixture(scope="module")
 def server2(platform_stack):
     platform = platform_stack["platform"]
-    for email, project in ((ANN, "alpha"), (BOB, "beta")):
-        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=PASSWORD + "\n")
-        assert added.returncode == 0, added.stderr
-        made = platform.cli("project", "create", project, "--owner", email)
-        assert made.returncode == 0, made.stderr
+    add_owners(platform, PASSWORD, {ANN: "alpha", BOB: "beta"})
     added = platform.cli("user", "add", "--email", "tfa@example.org", "--password-stdin", "--two-factor",
                          stdin=PASSWORD + "\n")
     assert added.returncode == 0, added.stderr
@@ -390,3 +387,23 @@ def test_unusable_tls_files_stop_the_start(tmp_path, tls_files):
     done = subprocess.run([sys.executable, "-m", "hopshive.server2.server", "--config", str(config), "--check-config"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "tls_cert_file/tls_key_file cannot be used" in done.stderr, done.stderr
+
+
+def test_metrics_count_sessions_queries_failures_and_rows(server2):
+    """/metrics of the running server2, scraped around real PyHive sessions and statements."""
+    url = f"http://127.0.0.1:{server2.metrics_port}/metrics"
+    before = scrape_url(url)
+    with connect(server2) as conn:
+        assert query(conn, "SELECT id FROM range(7)") == [(i,) for i in range(7)]
+        with pytest.raises(Exception, match="no_such_table"):
+            query(conn, "SELECT * FROM no_such_table_here")
+        during = scrape_url(url)
+    after = scrape_url(url)
+
+    assert total(during, "hopshive_server2_sessions") == total(before, "hopshive_server2_sessions") + 1
+    assert total(after, "hopshive_server2_sessions") == total(before, "hopshive_server2_sessions")
+    assert total(during, "hopshive_server2_engines") >= 1
+    assert total(after, "hopshive_server2_queries_running") == 0
+    assert {outcome: moved(before, after, "hopshive_server2_queries_total", kind="execute", outcome=outcome)
+            for outcome in ("finished", "failed", "cancelled")} == {"finished": 1, "failed": 1, "cancelled": 0}
+    assert moved(before, after, "hopshive_server2_rows_served_total") == 7

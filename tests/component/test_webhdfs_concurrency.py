@@ -97,3 +97,53 @@ def test_work_inside_a_subtree_being_deleted_is_done_before_or_refused(webhdfs, 
     if alice.exists(big):
         assert alice.delete(big, recursive=True) is True
     assert not alice.exists(big)
+
+
+def test_creates_renames_and_deletes_racing_in_one_directory_keep_listing_and_mtime_right(webhdfs, alice, root):
+    """Creators share the directory's lock: none waits for another's transaction, and the
+    directory still ends with exactly the surviving names and a modification time no older
+    than the last change in it."""
+    shared = f"{root}/one-directory"
+    alice.mkdirs(shared)
+
+    def churn(client, worker: int) -> set[str]:
+        kept = set()
+        for i in range(12):
+            name = f"w{worker}-{i}"
+            client.write(f"{shared}/{name}", f"{worker}:{i}".encode())
+            if i % 3 == 0:
+                assert client.json("PUT", f"{shared}/{name}", "RENAME", destination=f"{shared}/{name}-moved") == \
+                    {"boolean": True}
+                name += "-moved"
+            if i % 4 == 1:
+                assert client.delete(f"{shared}/{name}", recursive=False) is True
+                continue
+            kept.add(name)
+            # The caller hears back after the parent's time is set: never older than its entry.
+            assert client.status(shared)["modificationTime"] >= client.status(f"{shared}/{name}")["modificationTime"]
+        return kept
+
+    expected = set().union(*in_parallel(webhdfs, "alice", churn, range(8)))
+    listing = alice.listing(shared)
+    assert set(listing) == expected
+    for name in expected:
+        worker, i = name.removeprefix("w").removesuffix("-moved").split("-")
+        assert alice.read(f"{shared}/{name}") == f"{worker}:{i}".encode()
+    assert alice.status(shared)["modificationTime"] >= max(entry["modificationTime"] for entry in listing.values())
+    assert alice.status(shared)["childrenNum"] == len(expected)
+
+
+def test_racing_overwriters_of_one_name_each_replace_it(webhdfs, alice, root):
+    """overwrite=true racers do not lose to each other (HDFS: each replaces the file); the
+    last to commit is what remains, whole."""
+    path = f"{root}/overwritten"
+    payloads = {i: f"writer {i} ".encode() * 700 for i in range(8)}
+    barrier = threading.Barrier(8)
+
+    def write(client, index: int) -> int:
+        barrier.wait(timeout=30)
+        response = client.create(path, payloads[index], overwrite="true")
+        return outcome(response)[0]
+
+    assert in_parallel(webhdfs, "alice", write, range(8)) == [201] * 8
+    assert alice.read(path) in payloads.values()

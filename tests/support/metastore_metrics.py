@@ -10,18 +10,11 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-import requests
-from prometheus_client.parser import text_string_to_metric_families
+from tests.support.prometheus import Sample, scrape_url, total
 
 PREFIX = "hopshive_metastore"
 METRICS_PORT_OFFSET = 100     # an instance's default metrics port: its Thrift port + 100
 
-
-@dataclass(frozen=True)
-class Sample:
-    name: str
-    labels: dict
-    value: float
 
 # A Spark workload whose partition fetches are known (notes/facts.md): a predicate on the
 # partition keys that Spark pushes down fetches exactly the matching partitions through
@@ -49,17 +42,7 @@ def scrape(host: str, port: int, timeout: float = 10.0) -> list[Sample]:
     Raises:
         AssertionError: /metrics does not answer 200 with Prometheus text.
     """
-    response = requests.get(f"http://{host}:{port}/metrics", timeout=timeout)
-    assert response.status_code == 200, f"/metrics at {host}:{port} answered {response.status_code}: {response.text[:200]}"
-    return [Sample(sample.name, dict(sample.labels), sample.value)
-            for family in text_string_to_metric_families(response.text) for sample in family.samples]
-
-
-def total(samples: list[Sample], name: str, **labels: str) -> float:
-    """The sum of the samples called ``name`` whose labels include ``labels`` (0 when none:
-    a counter nobody incremented yet is absent)."""
-    return sum(s.value for s in samples
-               if s.name == name and all(s.labels.get(key) == value for key, value in labels.items()))
+    return scrape_url(f"http://{host}:{port}/metrics", timeout)
 
 
 def partitions_returned(samples: list[Sample], **labels: str) -> int:

@@ -59,6 +59,15 @@ class PlatformProcess(ServiceProcess):
         return http
 
 
+def add_owners(platform: PlatformProcess, password: str, owners: dict[str, str]) -> None:
+    """Platform users (e-mail -> the project each owns), made with the platform's CLI."""
+    for email, project in owners.items():
+        added = platform.cli("user", "add", "--email", email, "--password-stdin", stdin=password + "\n")
+        assert added.returncode == 0, added.stderr
+        made = platform.cli("project", "create", project, "--owner", email)
+        assert made.returncode == 0, made.stderr
+
+
 class Server2Process(ServiceProcess):
     module = "hopshive.server2.server"
 
@@ -66,8 +75,9 @@ class Server2Process(ServiceProcess):
                  security: str = "token", **server2):
         """``security``: server2's mode; in token mode (its default) each engine carries the
         token the platform issued to its user's login."""
-        self.port, self.namenode_address = _free_port(), namenode_address
-        settings = {"bind": "127.0.0.1", "port": self.port, "platform_url": platform_url,
+        self.port, self.metrics_port, self.namenode_address = _free_port(), _free_port(), namenode_address
+        settings = {"bind": "127.0.0.1", "port": self.port, "metrics_port": self.metrics_port,
+                    "platform_url": platform_url,
                     "metastore_uris": f"thrift://127.0.0.1:{metastore_port}",
                     "warehouse": f"webhdfs://{namenode_address}/user/hive/warehouse",
                     "default_fs": f"webhdfs://{namenode_address}", "work_dir": str(base / "engines"),
@@ -84,11 +94,29 @@ class Server2Process(ServiceProcess):
 def beeline(host: str, port: int, database: str, user: str, password: str, sql: str,
             url_tail: str = "", options: tuple[str, ...] = (), heap: str = "256m",
             timeout: float = 180) -> subprocess.CompletedProcess:
-    """beeline from the pyspark jars (Hive JDBC), as a user of any HiveServer2 endpoint runs it."""
+    """beeline from the pyspark jars (Hive JDBC), as a user of any HiveServer2 endpoint runs it;
+    without ``sql``, ``options`` say what to run (``-f`` a script of beeline commands)."""
     import pyspark
     jars = Path(pyspark.__file__).parent / "jars"
     return subprocess.run(
         ["java", f"-Xmx{heap}", "-cp", f"{jars}/*", "org.apache.hive.beeline.BeeLine",
          "-u", f"jdbc:hive2://{host}:{port}/{database}{url_tail}", "-n", user, "-p", password,
-         "--outputformat=csv2", "--silent=true", *options, "-e", sql], capture_output=True, text=True,
+         "--outputformat=csv2", "--silent=true", *options, *(("-e", sql) if sql else ())], capture_output=True, text=True,
         timeout=timeout)
+
+
+def metadata(conn, call: str, **fields) -> tuple[list, list]:
+    """A JDBC metadata call (``GetTables``, ``GetColumns``, ...) through a PyHive connection:
+    the (name, type) of each result set column, and the rows, read with PyHive's cursor."""
+    from TCLIService import ttypes
+    request = getattr(ttypes, f"T{call}Req")(sessionHandle=conn.sessionHandle, **fields)
+    response = getattr(conn.client, call)(request)
+    if response.status.statusCode not in (ttypes.TStatusCode.SUCCESS_STATUS,
+                                          ttypes.TStatusCode.SUCCESS_WITH_INFO_STATUS):
+        raise RuntimeError(f"{call}: {response.status.errorMessage}")
+    cursor = conn.cursor()
+    cursor._operationHandle, cursor._state = response.operationHandle, cursor._STATE_RUNNING
+    rows = cursor.fetchall()
+    columns = [(name, type_code) for name, type_code, *_ in cursor.description]
+    cursor.close()
+    return columns, rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from hopshive.cleaner.cli import main
 from hopshive.cleaner.events import RefChange, Touches
@@ -110,6 +111,17 @@ def test_metrics_render_counts_per_kind():
     text = metrics.render()
     assert 'hopshive_cleaner_orphans_removed_total{kind="orphan_sd"} 5' in text
     assert "hopshive_cleaner_lag_seconds_count 2" in text and "hopshive_cleaner_lag_max_seconds 0.750000" in text
+
+
+def test_lag_is_a_histogram_prometheus_reads():
+    """Cumulative buckets (what histogram_quantile needs for the p99 alert of roles/monitoring)."""
+    metrics = Metrics()
+    for seconds in (0.25, 0.75, 7.0):
+        metrics.lag(seconds)
+    family = next(f for f in text_string_to_metric_families(metrics.render()) if f.name == "hopshive_cleaner_lag_seconds")
+    buckets = {s.labels["le"]: s.value for s in family.samples if s.name.endswith("_bucket")}
+    assert family.type == "histogram"
+    assert (buckets["0.5"], buckets["1"], buckets["5"], buckets["10"], buckets["+Inf"]) == (1, 2, 2, 3, 3)
 
 
 @pytest.mark.parametrize("cleaner, problem", [

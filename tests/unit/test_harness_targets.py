@@ -15,14 +15,16 @@ INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
 
 def test_local_inventory_points_at_this_host():
     found = targets.load(str(INVENTORIES / "local"), environ={})
-    assert found.webhdfs_url == "http://127.0.0.1:9870"
+    assert found.webhdfs_url == "https://127.0.0.1:9870"
     assert found.metastores == (("127.0.0.1", 9083), ("127.0.0.1", 9084))
     assert found.hbase_metastores == (("127.0.0.1", 9085),)
     assert found.server2 == ("127.0.0.1", 10000)
-    assert found.platform_url == "http://127.0.0.1:8181"
+    assert found.platform_url == "https://127.0.0.1:8181"
     assert found.platform_admin == targets.DEFAULT_PLATFORM_ADMIN
     assert found.containers == {} and found.nameservice is None
-    assert not found.tls and found.ca_file == "" and found.uri("/x") == "webhdfs://127.0.0.1:9870/x"
+    # TLS is on in every inventory: the CA the deployment made for this one.
+    assert found.tls and found.ca_file == str(INVENTORIES / "local" / ".tls" / "ca.pem")
+    assert found.uri("/x") == "swebhdfs://127.0.0.1:9870/x"
     assert found.group_hosts["cleaner"] == found.group_hosts["metastore"] == "127.0.0.1"
 
 
@@ -32,7 +34,6 @@ def test_cluster_inventory_names_every_node():
     assert {host for host, _ in found.metastores} == {address.split(":")[0] for address in found.namenodes}
     assert found.hbase_metastores == tuple((host, 9085) for host, _ in found.metastores)
     sql1 = found.server2[0]
-    # TLS is on on the cluster inventories: https, swebhdfs://, the CA the deployment made.
     assert found.server2 == (sql1, 10000) and found.platform_url == f"https://{sql1}:8181"
     assert found.tls and found.webhdfs_url.startswith("https://") and found.uri("/x").startswith("swebhdfs://")
     assert found.ca_file == str(INVENTORIES / "cluster" / ".tls" / "ca.pem")

@@ -7,7 +7,8 @@ import pytest
 from prometheus_client import generate_latest
 
 from hopshive.metastore.api import api
-from hopshive.metastore.metrics import CallMetrics, metrics_port, partitions_returned
+from hopshive.core.metrics import metrics_port
+from hopshive.metastore.metrics import CallMetrics, partitions_returned
 
 
 def _partitions(count: int, table: str = "events") -> list:
@@ -36,13 +37,13 @@ def test_partitions_returned_reads_every_shape_of_result(value, expected):
     ({"port": 9083, "metrics": False, "metrics_port": 9500}, None),
 ])
 def test_metrics_port_defaults_to_the_thrift_port_plus_100(settings, expected):
-    assert metrics_port(settings) == expected
+    assert metrics_port(settings, "metastore") == expected
 
 
 @pytest.mark.parametrize("bad", ["9183", 0, 70000, True, 91.5])
 def test_a_bad_metrics_port_is_refused_with_its_value(bad):
     with pytest.raises(ValueError, match="metastore.metrics_port"):
-        metrics_port({"port": 9083, "metrics": True, "metrics_port": bad})
+        metrics_port({"port": 9083, "metrics": True, "metrics_port": bad}, "metastore")
 
 
 def test_only_reads_count_partitions_and_errors_name_the_exception():

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from impala_thrift_gen.TCLIService import TCLIService
 from impala_thrift_gen.TCLIService import ttypes as t
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol, TBinaryProtocolAccelerated
+from thrift.Thrift import TMessageType
 from thrift.transport import TTransport
 
 from hopshive.server2.rowsets import list_columns
@@ -64,3 +65,21 @@ def test_the_processor_writes_a_failed_fetch_as_generated():
     failed = t.TFetchResultsResp(status=t.TStatus(statusCode=t.TStatusCode.ERROR_STATUS, sqlState="HY010",
                                                   errorMessage="no such operation"))
     assert _round_trip(failed) == failed
+
+
+def test_an_unknown_call_with_a_binary_handle_is_answered_unknown_method():
+    """impyla closes operations with Impala's CloseImpalaOperation first; the handle's bytes
+    must not end the connection."""
+    from impala._thrift_gen.ImpalaService.ImpalaHiveServer2Service import Client, TCloseImpalaOperationReq
+    from thrift.Thrift import TApplicationException
+    request = TTransport.TMemoryBuffer()
+    handle = t.TOperationHandle(t.THandleIdentifier(b"\x8f" * 16, b"\xff" * 16), 0, True)
+    Client(TBinaryProtocol(request)).send_CloseImpalaOperation(TCloseImpalaOperationReq(operationHandle=handle))
+    reply = TTransport.TMemoryBuffer()
+    Processor(None).process(TBinaryProtocolAccelerated(TTransport.TMemoryBuffer(request.getvalue())),
+                            TBinaryProtocolAccelerated(reply))
+    answer = TBinaryProtocol(TTransport.TMemoryBuffer(reply.getvalue()))
+    assert answer.readMessageBegin()[:2] == ("CloseImpalaOperation", TMessageType.EXCEPTION)
+    error = TApplicationException()
+    error.read(answer)
+    assert error.type == TApplicationException.UNKNOWN_METHOD

@@ -1,4 +1,7 @@
-"""The cleaner's counters, rendered as Prometheus text (``/metrics``)."""
+"""The cleaner's counters, rendered as Prometheus text (``/metrics``).
+
+The lag from a binlog event to its cleanup is a histogram, so that Prometheus can tell its
+p99 (roles/monitoring alerts when it passes 5 s)."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import threading
 import time
 
 PREFIX = "hopshive_cleaner"
+LAG_BUCKETS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0)   # seconds; the server's clock has 1 s steps
 
 
 class Metrics:
@@ -19,6 +23,7 @@ class Metrics:
         self.lag_max = 0.0
         self.lag_sum = 0.0
         self.lag_count = 0
+        self.lag_buckets = [0] * len(LAG_BUCKETS)     # events at or below each bound (cumulative)
         self.last_sweep_at = 0.0
         self.last_sweep_seconds = 0.0
         self.sweeps = 0
@@ -39,6 +44,9 @@ class Metrics:
             self.lag_max = max(self.lag_max, seconds)
             self.lag_sum += seconds
             self.lag_count += 1
+            for index, bound in enumerate(LAG_BUCKETS):
+                if seconds <= bound:
+                    self.lag_buckets[index] += 1
 
     def sweep(self, started: float) -> None:
         with self._lock:
@@ -63,7 +71,10 @@ class Metrics:
                 f"# TYPE {PREFIX}_orphans_removed_total counter",
                 *(f'{PREFIX}_orphans_removed_total{{kind="{k}"}} {v}' for k, v in sorted(self.removed.items())),
                 f"# HELP {PREFIX}_lag_seconds binlog event (server commit time, 1 s resolution) to cleaned",
-                f"# TYPE {PREFIX}_lag_seconds summary",
+                f"# TYPE {PREFIX}_lag_seconds histogram",
+                *(f'{PREFIX}_lag_seconds_bucket{{le="{bound:g}"}} {count}'
+                  for bound, count in zip(LAG_BUCKETS, self.lag_buckets)),
+                f'{PREFIX}_lag_seconds_bucket{{le="+Inf"}} {self.lag_count}',
                 f"{PREFIX}_lag_seconds_sum {self.lag_sum:.6f}", f"{PREFIX}_lag_seconds_count {self.lag_count}",
                 f"# TYPE {PREFIX}_lag_last_seconds gauge", f"{PREFIX}_lag_last_seconds {self.lag_last:.6f}",
                 f"# TYPE {PREFIX}_lag_max_seconds gauge", f"{PREFIX}_lag_max_seconds {self.lag_max:.6f}",

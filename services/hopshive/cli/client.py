@@ -4,7 +4,7 @@ CREATE/APPEND/OPEN, and the one place where RemoteException answers become error
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 from urllib.parse import quote
 
 import requests
@@ -144,10 +144,28 @@ class WebHdfsClient:
             except requests.RequestException as exc:
                 raise _lost(location, exc) from None
 
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """At most ``length`` bytes of ``path`` from ``offset`` (fewer at its end): one ranged
+        OPEN, on the session's kept-alive connections."""
+        first = self._call("GET", path, "OPEN", offset=offset, length=length)
+        if first.status_code != 307:
+            return first.content
+        location = first.headers["Location"]
+        with self._data("GET", location, None) as response:
+            try:
+                return response.content
+            except requests.RequestException as exc:
+                raise _lost(location, exc) from None
+
     # ------------------------------------------------------------ mutations
     def create(self, path: str, source: BinaryIO, overwrite: bool = False) -> None:
+        self.create_from(path, _stream(source), overwrite)
+
+    def create_from(self, path: str, chunks: Iterable[bytes], overwrite: bool = False) -> None:
+        """Write ``chunks`` to a new file ``path``, streamed (chunked transfer encoding) as
+        they come."""
         location = self._call("PUT", path, "CREATE", overwrite=overwrite).headers["Location"]
-        self._data("PUT", location, _stream(source))
+        self._data("PUT", location, chunks)
 
     def mkdirs(self, path: str) -> bool:
         return self._json("PUT", path, "MKDIRS")["boolean"]

@@ -16,7 +16,8 @@ from ..core.config import ConfigError, load_config
 from ..core.db import Database
 from ..security import TOKEN
 from ..security.secrets import SecretManager, TokenPolicy
-from ..security.tokens import WEBHDFS_KIND, MalformedToken, Token, read_credentials_file
+from ..security.token_files import webhdfs_token_of
+from ..security.tokens import MalformedToken, Token
 from ..webhdfs.server import DEFAULTS as NAMENODE_DEFAULTS
 from .client import DfsError
 
@@ -63,13 +64,11 @@ def token_for_shell(user: str, namenode_url: str, environ=os.environ,
         return environ["HOPSHIVE_TOKEN"]
     if environ.get("HADOOP_TOKEN_FILE_LOCATION"):
         try:
-            tokens = read_credentials_file(Path(environ["HADOOP_TOKEN_FILE_LOCATION"]).read_bytes())
+            found = webhdfs_token_of(Path(environ["HADOOP_TOKEN_FILE_LOCATION"]).read_bytes(),
+                                     address_of(namenode_url))
         except (OSError, MalformedToken) as exc:
             raise DfsError(f"cannot read $HADOOP_TOKEN_FILE_LOCATION: {exc}") from None
-        wanted = address_of(namenode_url)
-        found = [t for t in tokens.values() if t.kind == WEBHDFS_KIND and t.service in (wanted, "")]
-        found = found or [t for t in tokens.values() if t.kind == WEBHDFS_KIND]
-        return found[0].url_string() if found else None
+        return found.url_string() if found else None
     if os.geteuid() == 0 and os.access(config_path, os.R_OK):
         config = _namenode_config(config_path)
         if config["security"]["mode"] == TOKEN and \

@@ -48,6 +48,12 @@ class CommitOutcomeUnknown(HopsHiveError):
     have been applied.  Never retried blindly (it could apply twice)."""
 
 
+class TransactionConflict(Exception):
+    """Raised by work that lost a race to a transaction that committed first (a name it
+    meant to insert was taken meanwhile): run() rolls it back and runs it again, as after a
+    deadlock, and raises it only once its retries are spent."""
+
+
 class Tx:
     """One open transaction: run statements, and queue work to do only after commit."""
 
@@ -222,11 +228,17 @@ class Database:
         tx._run_after_commit()
 
     def run(self, work: Callable[[Tx], T], retries: int = 8, readonly: bool = False) -> T:
-        """Run ``work(tx)`` in its own transaction, retrying deadlocks and lost connections."""
+        """Run ``work(tx)`` in its own transaction, retrying deadlocks, lost connections and
+        lost races (TransactionConflict)."""
         for attempt in range(retries + 1):
             try:
                 with self.transaction(readonly) as tx:
                     return work(tx)
+            except TransactionConflict:
+                if attempt == retries:
+                    raise
+                log.debug("re-running a transaction that lost a race", extra={"attempt": attempt})
+                continue
             except DriverError as exc:
                 code = error_code(exc)
                 if attempt == retries or (code not in RETRYABLE and code not in CONNECTION_LOST):

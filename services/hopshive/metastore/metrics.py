@@ -3,41 +3,19 @@ partitions each read returned (what a query really fetched from the metastore).
 
 The Thrift processor counts every call in one place (``CallMetrics.observe``).  The serving
 workers are forked processes, so their counters live in prometheus_client's multiprocess
-files in one directory per instance (``use_directory``), and the master process serves the
-sum at ``http://<bind>:<metrics port>/metrics`` (``serve``): counters survive a worker's
-restart and no worker's port is ever in question.
+files in one directory per instance (hopshive.core.metrics), and the master process serves
+the sum at ``http://<bind>:<metrics port>/metrics``: counters survive a worker's restart and
+no worker's port is ever in question.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from socketserver import BaseServer
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, multiprocess, start_http_server, values
-
+from ..core.metrics import LATENCY_BUCKETS
 from .api import api
 
 PREFIX = "hopshive_metastore"
-METRICS_PORT_OFFSET = 100        # the default metrics port is the Thrift port + 100 (9183 for 9083)
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-
-
-def metrics_port(metastore_settings: dict) -> int | None:
-    """The port /metrics is served on, or None when it is switched off.
-
-    Raises:
-        ValueError: metrics_port is neither empty nor a port number.
-    """
-    if not metastore_settings["metrics"]:
-        return None
-    port = metastore_settings["metrics_port"]
-    if port is None or port == "":
-        return int(metastore_settings["port"]) + METRICS_PORT_OFFSET
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise ValueError(f"metastore.metrics_port must be a port number or empty, not {port!r}")
-    return port
 
 
 def _partition_list(value) -> list:
@@ -103,36 +81,3 @@ class CallMetrics:
             returned = partitions_returned(value)
             if returned is not None:
                 self.partitions.labels(method, returned[0]).inc(returned[1])
-
-
-def use_directory() -> str:
-    """Keep this process's (and its forked workers') counters in a fresh multiprocess
-    directory; returns it.  prometheus_client chooses how it stores values when it is
-    imported (from $PROMETHEUS_MULTIPROC_DIR), before the service knows its directory, so
-    the choice is made again here; only counters made afterwards use it."""
-    directory = tempfile.mkdtemp(prefix="hopshive-metastore-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
-    values.ValueClass = values.MultiProcessValue()
-    return directory
-
-
-def serve(host: str, port: int, directory: str) -> BaseServer:
-    """Serve the sum of every worker's counters in ``directory`` at /metrics from a daemon
-    thread of this process.
-
-    Raises:
-        OSError: the port cannot be bound.
-    """
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=directory)
-    server, _thread = start_http_server(port, addr=host, registry=registry)
-    return server
-
-
-def stop(server: BaseServer | None, directory: str | None) -> None:
-    """Stop serving and remove the counters' directory."""
-    if server is not None:
-        server.shutdown()
-        server.server_close()
-    if directory is not None:
-        shutil.rmtree(directory, ignore_errors=True)

@@ -5,7 +5,7 @@ $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  --port overrides
 metastore.port.  Logs are JSON lines on stderr.  SIGTERM/SIGINT stop it gracefully: the
 listener closes, calls in progress finish (metastore.stop_grace seconds at most).
 Prometheus counters are served at http://<bind>:<metastore.metrics_port, by default the
-Thrift port + 100>/metrics (hopshive.metastore.metrics).
+Thrift port + 100>/metrics (hopshive.metastore.metrics, hopshive.core.metrics).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
-from . import metrics
+from ..core import metrics
 from .app import DEFAULTS, Metastore
 from .registry import BackendError
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ms = config["metastore"]
     if args.check_config:
         try:
-            metrics.metrics_port(ms)
+            metrics.metrics_port(ms, "metastore")
         except ValueError as exc:
             print(f"hopshive-metastore: {exc}", file=sys.stderr)
             return 2
@@ -68,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     sock = listen(ms["bind"], int(ms["port"]))
     exporter = directory = None
     try:
-        port = metrics.metrics_port(ms)
+        port = metrics.metrics_port(ms, "metastore")
         if port is not None:
-            directory = metrics.use_directory()
+            directory = metrics.use_directory("metastore")
         bootstrap = Metastore(config, sock)
         bootstrap.authenticator.announce()
         bootstrap.bootstrap()
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if port is not None:
         try:
-            exporter = metrics.serve(ms["bind"], port, directory)
+            exporter = metrics.serve(ms["bind"], port, metrics.summed(directory))
         except OSError as exc:
             log.error("cannot start", extra={"error": f"metrics port {ms['bind']}:{port}: {exc}"})
             metrics.stop(None, directory)

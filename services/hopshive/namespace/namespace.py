@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 from MySQLdb.constants import ER
 
-from ..core.db import Database, DriverError, IntegrityError, Tx, error_code
+from ..core.db import Database, DriverError, IntegrityError, TransactionConflict, Tx, error_code
 from ..exceptions import (AccessDenied, AlreadyBeingCreated, FileAlreadyExists, FileNotFound,
                           FileUnderConstruction, InvalidArgument, ParentNotDirectory,
                           PathIsNotEmptyDirectory, SubtreeLocked)
@@ -46,6 +46,12 @@ SMALL_FILE_LIMIT = 64 * 1024      # bytes; files up to this size live in the dat
 MAX_SMALL_FILE_LIMIT = (1 << 24) - 1   # hdfs_small_files.data is a MEDIUMBLOB
 HOLDER_TIMEOUT = 630.0                  # seconds; HDFS declares a datanode dead after 10.5 min
 MAX_REPLICATION = 512                   # HDFS's dfs.replication.max
+
+
+class NameTaken(FileAlreadyExists, TransactionConflict):
+    """A name this transaction inserts was taken by another that committed first: a creator
+    that shares its parent's lock with other creators learns it here, and its transaction
+    runs again (then it sees the entry, and HDFS's rules for an existing name apply)."""
 
 
 def now_ms() -> int:
@@ -81,6 +87,11 @@ class Namespace:
         if not 0 <= self.small_file_limit <= MAX_SMALL_FILE_LIMIT:
             raise ValueError(f"small_file_limit must be between 0 and {MAX_SMALL_FILE_LIMIT} bytes")
         self._subtrees = threading.local()
+        # Creators in one directory share its lock where row locks are the whole story (one
+        # database node).  Galera certifies only the rows a transaction writes: there a create
+        # writes its parent's row (its time) in its own transaction, so that a delete or move
+        # of the parent on another node conflicts with it instead of leaving an orphan.
+        self.shared_parent_locks = not db.config.get("wsrep_sync_wait")
 
     def format_root(self) -> None:
         """Give the root to the first superuser and the supergroup (once, idempotent)."""
@@ -124,6 +135,18 @@ class Namespace:
         if directory.parent_id:  # the root is immutable, as in HopsFS
             tx.execute(f"UPDATE {INODES} SET modification_time=%s WHERE {KEY_WHERE}", (when, *directory.key))
 
+    def _touch_after_commit(self, tx: Tx, directory: Inode, when: int) -> None:
+        """A parent's modification time after a create, set once the create has committed,
+        by a statement of its own, before the caller hears back: creators in one directory
+        then share its lock instead of queueing for it behind each other's transactions (HopsFS
+        takes no exclusive parent lock for a create either).  GREATEST: no update makes the time
+        go back.  A namenode that dies between the two leaves the time of the create before."""
+        if directory.parent_id:
+            key = directory.key
+            tx.after_commit(lambda: self.db.run(lambda t: t.execute(
+                f"UPDATE {INODES} SET modification_time=GREATEST(modification_time, %s) WHERE {KEY_WHERE}",
+                (when, *key))))
+
     def _status(self, inode: Inode, name: str, children: int = 0) -> FileStatus:
         return FileStatus(
             path_suffix=name, is_dir=bool(inode.is_dir), length=0 if inode.is_dir else inode.size,
@@ -152,7 +175,7 @@ class Namespace:
         try:
             tx.execute(INSERT, inode.values())
         except IntegrityError as exc:
-            raise FileAlreadyExists(f"{path} already exists") from exc
+            raise NameTaken(f"{path} already exists") from exc
 
     # ------------------------------------------------------------------ reads
     def get_status(self, caller: Caller, path: str, tx: Tx | None = None) -> FileStatus:
@@ -280,18 +303,25 @@ class Namespace:
         components = split_path(path)
         mode = (0o777 & ~self.umask) if permission is None else permission
 
+        # In a transaction of its own, mkdirs shares the parent's lock with other creators
+        # (_make_parents); in a caller's, it holds it, as the caller's other work may expect.
+        shared = tx is None and self.shared_parent_locks
+
         def work(t: Tx) -> Inode:
-            resolved = self._resolve_for_update(t, components, path)
+            resolved = self._resolve_for_update(t, components, path, exclusive=0 if shared else 2)
             if resolved.exists:
                 if not resolved.last.is_dir:
                     raise FileAlreadyExists(f"Path is not a directory: {path}")
                 return resolved.last
-            return self._make_parents(t, caller, resolved, len(components), mode, path)
+            return self._make_parents(t, caller, resolved, len(components), mode, path, shared)
         return self._run(tx, work)
 
     def _make_parents(self, tx: Tx, caller: Caller, resolved: Resolved, upto: int, mode: int,
-                      path: str) -> Inode:
-        """Create the missing directories of ``resolved.components[:upto]``; returns the last."""
+                      path: str, shared: bool = False) -> Inode:
+        """Create the missing directories of ``resolved.components[:upto]``; returns the last.
+        ``shared``: the deepest existing directory stays share-locked (a delete or move of it
+        still waits; two creators of one name meet at its primary key: NameTaken), and its
+        modification time is set after the commit."""
         parent = resolved.inodes[-1]
         depth = len(resolved.inodes) - 1
         if not parent.is_dir:
@@ -300,10 +330,13 @@ class Namespace:
         if depth >= upto:
             return parent
         self.permissions.check(caller, parent, WRITE | EXECUTE, path)
-        if depth < len(resolved.components) - 1:  # deepest existing directory was only share-locked
-            tx.query_one(f"SELECT id FROM {INODES} WHERE {KEY_WHERE} FOR UPDATE", parent.key)
         when = now_ms()
-        self._touch(tx, parent, when)
+        if shared:
+            self._touch_after_commit(tx, parent, when)
+        else:
+            if depth < len(resolved.components) - 1:  # deepest existing directory was only share-locked
+                tx.query_one(f"SELECT id FROM {INODES} WHERE {KEY_WHERE} FOR UPDATE", parent.key)
+            self._touch(tx, parent, when)
         parent_mode = mode | 0o300  # HDFS: implicit parents are always writable/traversable by the owner
         for i in range(depth, upto):
             child = self._new_inode(caller, parent, resolved.components[i], True,
@@ -600,8 +633,10 @@ class Namespace:
             raise FileAlreadyExists("/ is a directory")
         mode = (0o666 & ~self.umask) if permission is None else permission
 
+        shared = self.shared_parent_locks
+
         def work(t: Tx) -> Inode:
-            resolved = self._resolve_for_update(t, components, path)
+            resolved = self._resolve_for_update(t, components, path, exclusive=1 if shared else 2)
             # Permissions before existence, as HDFS: a caller who may not write here learns
             # nothing about which names exist.
             self.permissions.check_traverse(caller, resolved.ancestors, path)
@@ -618,10 +653,11 @@ class Namespace:
                     raise FileAlreadyExists(f"{path} for client {client[1]} already exists")
                 self._remove(t, [existing])
                 resolved = Resolved(components, resolved.inodes[:-1])
-            parent = self._make_parents(t, caller, resolved, len(components) - 1, 0o777 & ~self.umask, path)
+            parent = self._make_parents(t, caller, resolved, len(components) - 1, 0o777 & ~self.umask, path,
+                                        shared)
             self.permissions.check(caller, parent, WRITE | EXECUTE, path)
             when = now_ms()
-            self._touch(t, parent, when)
+            (self._touch_after_commit if shared else self._touch)(t, parent, when)
             if content is not None:
                 inode = self._new_inode(caller, parent, components[-1], False, mode, when,
                                         header(block_size, replication))._replace(size=len(content))

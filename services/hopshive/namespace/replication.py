@@ -143,6 +143,10 @@ class BlockState:
     def missing(self) -> bool:
         return not self.sound
 
+    @property
+    def under_replicated(self) -> bool:
+        return 0 < len(self.sound) < self.wanted
+
 
 def block_states(tx: Tx, holder_timeout: float, dead_after: float, inode_ids: list[int] | None = None,
                  limit: int | None = None) -> list[BlockState]:
@@ -168,6 +172,12 @@ def block_states(tx: Tx, holder_timeout: float, dead_after: float, inode_ids: li
                     state.readable.append(location)
         states.append(state)
     return states
+
+
+def block_health(tx: Tx, holders: Holders) -> tuple[int, int]:
+    """(under-replicated, missing) blocks of every closed file, counted as fsck counts them."""
+    states = block_states(tx, holders.holder_timeout, holders.dead_after)
+    return sum(1 for s in states if s.under_replicated), sum(1 for s in states if s.missing)
 
 
 class ReplicationMonitor:
@@ -295,7 +305,7 @@ def fsck_counts(tx: Tx, holders: Holders, inode_ids: list[int], sizes: int, dire
         "dataNodes": live, "totalSize": sizes, "totalFiles": len(inode_ids), "totalDirs": directories,
         "totalBlocks": len(states),
         "minimallyReplicatedBlocks": len(states) - len(missing),
-        "underReplicatedBlocks": sum(1 for s in states if 0 < len(s.sound) < s.wanted),
+        "underReplicatedBlocks": sum(1 for s in states if s.under_replicated),
         "overReplicatedBlocks": sum(1 for s in states if len(s.sound) > s.wanted),
         "corruptReplicas": sum(len(s.corrupt) for s in states),
         "corruptBlocks": len(corrupt_blocks), "missingBlocks": len(missing),

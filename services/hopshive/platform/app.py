@@ -9,10 +9,12 @@ from typing import Awaitable, Callable
 
 from aiohttp import web
 
+from ..core.metrics import CONTENT_TYPE
 from ..security.secrets import SecretManager
 from .accounts import Accounts, User
 from .exceptions import AccountRefused, AlreadyExists, BadCredentials, Forbidden, InvalidInput, NotAuthenticated, \
     NotFound, PlatformError, ProvisioningFailed, TooManyFailures
+from .metrics import LoginMetrics
 from .projects import Projects
 from .provision import project_user as project_user_name
 
@@ -45,6 +47,7 @@ async def errors(request: web.Request, handler: Callable[[web.Request], Awaitabl
 class PlatformApp:
     def __init__(self, accounts: Accounts, projects: Projects, secrets: SecretManager,
                  trusted_proxies: frozenset[str] = frozenset()):
+        self.metrics = LoginMetrics()
         self.accounts = accounts
         self.projects = projects
         self.secrets = secrets
@@ -75,6 +78,7 @@ class PlatformApp:
             web.post(f"{API}/admin/projects/{{name}}/members", self.add_member),
             web.delete(f"{API}/admin/projects/{{name}}/members/{{email}}", self.remove_member),
             web.get("/health", self.health),
+            web.get("/metrics", self.prometheus),
         ])
         return app
 
@@ -104,8 +108,13 @@ class PlatformApp:
     async def login(self, request: web.Request) -> web.Response:
         form = await request.post()
         address = self.client_address(request)
-        user, token = await self._run(self.accounts.login, str(form.get("email", "")),
-                                      str(form.get("password", "")), address)
+        try:
+            user, token = await self._run(self.accounts.login, str(form.get("email", "")),
+                                          str(form.get("password", "")), address)
+        except PlatformError as exc:
+            self.metrics.refused(exc)
+            raise
+        self.metrics.succeeded()
         response = web.json_response({"sessionID": "", "status": "SUCCESS", "username": user.username})
         response.set_cookie(COOKIE, token, httponly=True, path="/", max_age=self.accounts.limits.session_lifetime)
         log.info("login", extra={"user": user.username, "address": address, "peer": request.remote})
@@ -176,6 +185,9 @@ class PlatformApp:
         project = await self._run(self.projects.remove_member, request.match_info["name"],
                                   request.match_info["email"])
         return web.json_response(project.as_json())
+
+    async def prometheus(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.metrics.text(), headers={"Content-Type": CONTENT_TYPE})
 
     async def health(self, request: web.Request) -> web.Response:
         await self._run(lambda: self.accounts.db.run(lambda tx: tx.query_one("SELECT 1"), readonly=True))

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .tokens import HIVE_KIND, HIVE_SIGNATURE, SWEBHDFS_KIND, WEBHDFS_KIND, Token, credentials_file
+from .tokens import HIVE_KIND, HIVE_SIGNATURE, SWEBHDFS_KIND, WEBHDFS_KIND, Token, credentials_file, read_credentials_file
 
 
 def credentials_for(token: Token, namenodes: list[str], nameservices: list[str] = ()) -> bytes:
@@ -24,6 +24,14 @@ def credentials_for(token: Token, namenodes: list[str], nameservices: list[str] 
             tokens[prefix + service] = token.labelled(kind, service)
     tokens[HIVE_SIGNATURE] = token.labelled(HIVE_KIND, HIVE_SIGNATURE)
     return credentials_file(tokens)
+
+
+def webhdfs_token_of(raw: bytes, address: str) -> Token | None:
+    """The WebHDFS token a credentials file keeps for the namenode at ``address``
+    (host:port), else any WebHDFS token in it (one secret serves every namenode), else None.
+    Raises MalformedToken for bytes that are not a credentials file."""
+    tokens = [t for t in read_credentials_file(raw).values() if t.kind == WEBHDFS_KIND]
+    return next((t for t in tokens if t.service in (address, "")), tokens[0] if tokens else None)
 
 
 def namenodes_of_client_conf(conf_dir: str | Path) -> tuple[list[str], list[str]]:

@@ -15,7 +15,8 @@ server2) and serves each connection in a thread.  A connection is one request:
   most ``n`` rows, each ``("ok", (columns, rows))``: the TRowSet columns already encoded
   (results.py, from Arrow batches or from rows; one partition in memory at a time), the
   next fetch made ahead while a reply travels;
-- ``("meta", session_id, operation_id, kind, args)``: catalog listings, served the same way;
+- ``("meta", session_id, operation_id, kind, args)``: JDBC metadata listings (listings.py),
+  served the same way;
 - ``("cancel", operation_id)``: cancel the job group;  ``("close_session", session_id)``;
 - ``("progress", operation_id)``: the task counts of the job group's stages.
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import fnmatch
 import itertools
 import logging
 import os
@@ -38,18 +38,12 @@ from typing import Any
 
 from ..core.logs import setup_logging
 from ..security.token_files import write_private
+from .listings import listing
 from .results import ArrowResult, RowResult, arrow_fits, arrow_result
 from .values import type_name
 
 log = logging.getLogger("hopshive.server2.engine")
 DDL_SCHEMA = [("Result", "string", "STRING_TYPE")]
-
-
-def _pattern(value: str | None) -> str:
-    """A JDBC pattern (``%``, ``_``) as an fnmatch pattern; None/empty matches all."""
-    if not value:
-        return "*"
-    return value.replace("*", "[*]").replace("%", "*").replace("_", "?")
 
 
 def _java_message(java) -> str:
@@ -163,8 +157,8 @@ class Engine:
             if request[0] == "execute":
                 schema, result = self.execute(session, request[3])
             else:
-                schema, rows = self.meta(session, request[3], request[4])
-                result = RowResult(schema, rows)
+                schema, rows = listing(session, request[3], request[4])
+                result = RowResult(schema, iter(rows))
             conn.send(("ok", schema))
             while True:
                 message = conn.recv()
@@ -189,48 +183,6 @@ class Engine:
         rows = frame.toLocalIterator(prefetchPartitions=True)   # the next partition runs while this one is sent
         first = next(rows, None)        # the query runs (and can be cancelled) before the reply
         return schema, RowResult(schema, itertools.chain([first], rows) if first is not None else iter(()))
-
-    @staticmethod
-    def meta(session, kind: str, args: dict) -> tuple[list, list]:
-        catalog = session.catalog
-        string = lambda *names: [(n, "string", "STRING_TYPE") for n in names]   # noqa: E731
-        if kind == "schemas":
-            names = [d.name for d in catalog.listDatabases()]
-            rows = [(n, "spark_catalog") for n in names if fnmatch.fnmatchcase(n, _pattern(args.get("schema")))]
-            return string("TABLE_SCHEM", "TABLE_CATALOG"), rows
-        if kind == "tables":
-            rows = []
-            for db in [d.name for d in catalog.listDatabases()]:
-                if not fnmatch.fnmatchcase(db, _pattern(args.get("schema"))):
-                    continue
-                for t in catalog.listTables(db):
-                    table_type = "VIEW" if t.tableType == "VIEW" else "TABLE"
-                    if fnmatch.fnmatchcase(t.name, _pattern(args.get("table"))) and \
-                            (not args.get("types") or table_type in args["types"]):
-                        rows.append(("", db, t.name, table_type, t.description or ""))
-            return string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE", "REMARKS"), rows
-        if kind == "columns":
-            rows = []
-            for db in [d.name for d in catalog.listDatabases()]:
-                if not fnmatch.fnmatchcase(db, _pattern(args.get("schema"))):
-                    continue
-                for t in catalog.listTables(db):
-                    if not fnmatch.fnmatchcase(t.name, _pattern(args.get("table"))):
-                        continue
-                    for position, c in enumerate(catalog.listColumns(t.name, db), start=1):
-                        if fnmatch.fnmatchcase(c.name, _pattern(args.get("column"))):
-                            rows.append(("", db, t.name, c.name, type_name(c.dataType)[0], position,
-                                         "YES" if c.nullable else "NO", c.description or ""))
-            schema = string("TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "COLUMN_NAME", "TYPE_NAME")
-            schema += [("ORDINAL_POSITION", "int", "INT_TYPE")] + string("IS_NULLABLE", "REMARKS")
-            return schema, rows
-        if kind == "functions":
-            pattern = _pattern(args.get("function"))
-            rows = [("", None, f.name, f.description or "", 1, f.className or "")
-                    for f in catalog.listFunctions() if fnmatch.fnmatchcase(f.name, pattern)]
-            schema = string("FUNCTION_CAT", "FUNCTION_SCHEM", "FUNCTION_NAME", "REMARKS")
-            return schema + [("FUNCTION_TYPE", "int", "INT_TYPE")] + string("SPECIFIC_NAME"), rows
-        raise ValueError(f"unknown listing {kind}")
 
 
 def prepare_home(home: str, credentials: bytes, env: dict[str, str]) -> None:

@@ -14,6 +14,7 @@ from impala_thrift_gen.TCLIService import ttypes as t
 from .auth import PlatformAuthenticator
 from .engines import Engines
 from .exceptions import AuthenticationFailed, Server2Error, StatementFailed
+from .metrics import Server2Metrics
 from .operations import CANCELED, CLOSED, ERROR, FINISHED, Operation, Registry, Session
 from .progress import progress_update
 from .rowsets import list_columns, schema_of, type_info_rows
@@ -29,6 +30,8 @@ STATE = {0: t.TOperationState.INITIALIZED_STATE, 1: t.TOperationState.RUNNING_ST
          CLOSED: t.TOperationState.CLOSED_STATE, ERROR: t.TOperationState.ERROR_STATE}
 INFO = {t.TGetInfoType.CLI_SERVER_NAME: "HopsHive server2", t.TGetInfoType.CLI_DBMS_NAME: "Spark SQL",
         t.TGetInfoType.CLI_DBMS_VER: "4.3.0", t.TGetInfoType.CLI_ODBC_KEYWORDS: "Unimplemented"}
+NAME_LENGTHS = (t.TGetInfoType.CLI_MAX_COLUMN_NAME_LEN, t.TGetInfoType.CLI_MAX_SCHEMA_NAME_LEN,
+                t.TGetInfoType.CLI_MAX_TABLE_NAME_LEN)     # 128 each, as HiveServer2 answers
 
 
 def _ok() -> t.TStatus:
@@ -63,6 +66,7 @@ class Handler:
         self.authenticator = authenticator
         self.engines = engines
         self.registry = Registry(engines)
+        self.metrics = Server2Metrics(self.registry, engines)
         self.context = context
         self.fetch_limit = fetch_limit
 
@@ -122,6 +126,8 @@ class Handler:
     @replies(t.TGetInfoResp)
     def GetInfo(self, req: t.TGetInfoReq) -> t.TGetInfoResp:
         self.registry.session(req.sessionHandle.sessionId.guid)
+        if req.infoType in NAME_LENGTHS:
+            return t.TGetInfoResp(status=_ok(), infoValue=t.TGetInfoValue(lenValue=128))
         value = INFO.get(req.infoType)
         if value is None:
             raise Server2Error(f"unsupported GetInfo type {req.infoType}", "HYC00")
@@ -133,7 +139,7 @@ class Handler:
         if session.engine is None:
             raise Server2Error("no project database selected: put your project's database in the connection URL "
                                "or run USE <project> first", "3D000")
-        operation = Operation(session, kind, args, description)
+        operation = Operation(session, kind, args, description, self.metrics.done)
         self.registry.add_operation(operation)
         operation.start()
         if wait:
@@ -179,7 +185,8 @@ class Handler:
 
     @replies(t.TGetFunctionsResp)
     def GetFunctions(self, req: t.TGetFunctionsReq) -> t.TGetFunctionsResp:
-        handle = self._meta(req, "functions", {"function": req.functionName}, t.TOperationType.GET_FUNCTIONS)
+        handle = self._meta(req, "functions", {"schema": req.schemaName, "function": req.functionName},
+                            t.TOperationType.GET_FUNCTIONS)
         return t.TGetFunctionsResp(status=_ok(), operationHandle=handle)
 
     def _local(self, req, schema: list, rows: list, op_type: int) -> t.TOperationHandle:
@@ -256,6 +263,7 @@ class Handler:
             columns, fetched = encode_columns(list_columns(operation.schema, values)), len(rows)
         else:
             columns, fetched = operation.fetch(count)
+        self.metrics.rows.inc(fetched)
         return Fetched(columns, len(operation.schema), fetched == count)
 
     # ------------------------------------------------------------------ not offered
@@ -276,9 +284,6 @@ class Handler:
 
     def RenewDelegationToken(self, req):
         return self._unsupported(t.TRenewDelegationTokenResp, "delegation tokens")
-
-    def GetLog(self, req):
-        return self._unsupported(t.TGetLogResp, "GetLog (use FetchResults with the log fetch type)")
 
     def GetQueryId(self, req):
         return self._unsupported(t.TGetQueryIdResp, "GetQueryId")

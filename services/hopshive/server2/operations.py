@@ -13,6 +13,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from typing import Callable
 
 from .auth import Identity
 from .engines import Engine, Engines
@@ -42,7 +43,11 @@ class Session:
 
 
 class Operation:
-    def __init__(self, session: Session, kind: str, args: tuple, description: str):
+    def __init__(self, session: Session, kind: str, args: tuple, description: str,
+                 on_done: Callable[["Operation"], None] | None = None):
+        """``on_done``: called when the engine's answer is in (or the run failed), before
+        anyone waiting on ``done`` wakes."""
+        self.on_done = on_done
         self.id = uuid.uuid4().bytes
         self.secret = uuid.uuid4().bytes
         self.session = session
@@ -91,6 +96,8 @@ class Operation:
                        else EngineUnavailable(f"the Spark engine connection broke: {exc}"))
         finally:
             self.completed = int(time.time() * 1000)
+            if self.on_done is not None:
+                self.on_done(self)
             self.done.set()
 
     def _fail(self, exc: Server2Error) -> None:

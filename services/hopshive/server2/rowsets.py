@@ -53,13 +53,30 @@ def list_columns(schema: list, columns: list[list]) -> list[t.TColumn]:
     return [column(type_id, values, _nulls(values)) for (_, _, type_id), values in zip(schema, columns)]
 
 
+# GetTypeInfo: (name, java.sql.Types code, precision, searchable, case sensitive, unsigned)
+# as the Spark Thrift Server answers (Hive's Type table less what Spark lacks).
+TYPE_INFO = [("VOID", 0, None, 3, False, True), ("BOOLEAN", 16, None, 3, False, True),
+             ("STRING", 12, None, 3, True, True), ("BINARY", -2, None, 3, False, True),
+             ("TINYINT", -6, 3, 3, False, False), ("SMALLINT", 5, 5, 3, False, False),
+             ("INT", 4, 10, 3, False, False), ("BIGINT", -5, 19, 3, False, False), ("FLOAT", 6, 7, 3, False, False),
+             ("DOUBLE", 8, 15, 3, False, False), ("DECIMAL", 3, 38, 3, False, False),
+             ("DATE", 91, None, 3, False, True), ("TIMESTAMP", 93, None, 3, False, True),
+             ("ARRAY", 2003, None, 0, False, True), ("MAP", 2000, None, 0, False, True),
+             ("STRUCT", 2002, None, 0, False, True), ("CHAR", 1, None, 3, False, True),
+             ("VARCHAR", 12, None, 3, False, True), ("INTERVAL_YEAR_MONTH", 1111, None, 3, False, True),
+             ("INTERVAL_DAY_TIME", 1111, None, 3, False, True)]
+TYPE_INFO_SCHEMA = [(name, hive, f"{hive.upper()}_TYPE") for name, hive in (
+    ("TYPE_NAME", "string"), ("DATA_TYPE", "int"), ("PRECISION", "int"), ("LITERAL_PREFIX", "string"),
+    ("LITERAL_SUFFIX", "string"), ("CREATE_PARAMS", "string"), ("NULLABLE", "smallint"),
+    ("CASE_SENSITIVE", "boolean"), ("SEARCHABLE", "smallint"), ("UNSIGNED_ATTRIBUTE", "boolean"),
+    ("FIXED_PREC_SCALE", "boolean"), ("AUTO_INCREMENT", "boolean"), ("LOCAL_TYPE_NAME", "string"),
+    ("MINIMUM_SCALE", "smallint"), ("MAXIMUM_SCALE", "smallint"), ("SQL_DATA_TYPE", "int"),
+    ("SQL_DATETIME_SUB", "int"), ("NUM_PREC_RADIX", "int"))]
+
+
 def type_info_rows() -> tuple[list, list]:
-    """GetTypeInfo: the types Spark SQL offers, JDBC's columns."""
-    names = [("BOOLEAN", 16), ("TINYINT", -6), ("SMALLINT", 5), ("INT", 4), ("BIGINT", -5), ("FLOAT", 6),
-             ("DOUBLE", 8), ("STRING", 12), ("BINARY", -2), ("DECIMAL", 3), ("DATE", 91), ("TIMESTAMP", 93),
-             ("ARRAY", 2003), ("MAP", 2000), ("STRUCT", 2002)]
-    schema = [("TYPE_NAME", "string", "STRING_TYPE"), ("DATA_TYPE", "int", "INT_TYPE"),
-              ("PRECISION", "int", "INT_TYPE"), ("NULLABLE", "smallint", "SMALLINT_TYPE"),
-              ("CASE_SENSITIVE", "boolean", "BOOLEAN_TYPE"), ("SEARCHABLE", "smallint", "SMALLINT_TYPE")]
-    rows = [(name, code, None, 1, name == "STRING", 3) for name, code in names]
-    return schema, rows
+    """GetTypeInfo: the types Spark SQL offers, in HiveServer2's 18 columns."""
+    rows = [(name, code, precision, None, None, None, 1, case, searchable, unsigned, False, False, None, 0, 0,
+             None, None, 10 if precision else None)
+            for name, code, precision, searchable, case, unsigned in TYPE_INFO]
+    return TYPE_INFO_SCHEMA, rows

@@ -6,6 +6,8 @@ database P runs as the project user ``P__<username>`` in that user's Spark engin
 PySpark process per project user).  Configuration: built-in defaults, then the YAML file
 given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  Logs are
 JSON lines on stderr; SIGTERM stops accepting, ends sessions and stops the engines.
+Prometheus numbers are served at http://<bind>:<server2.metrics_port, by default the Thrift
+port + 100>/metrics (hopshive.server2.metrics).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 
 from impala_thrift_gen.TCLIService import TCLIService
 
+from ..core import metrics
 from ..core.config import ConfigError
 from ..core.logs import setup_logging
 from ..core.service import effective_config, listen, service_parser
@@ -62,6 +65,10 @@ DEFAULTS = {
         "spark_conf": None,
         "engine_env": None,
         "stop_grace": 20.0,
+        # Prometheus text at http://<bind>:<metrics_port>/metrics (sessions, engines, queries
+        # by outcome, rows served); metrics_port empty: the Thrift port + 100.
+        "metrics": True,
+        "metrics_port": None,
         # TLS on every connection when both are set (PEM files; Hive JDBC: ;ssl=true).
         "tls_cert_file": "",
         "tls_key_file": "",
@@ -148,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"hopshive-server2: {exc}", file=sys.stderr)
         return 2
+    try:
+        port = metrics.metrics_port(s2, "server2")
+    except ValueError as exc:
+        print(f"hopshive-server2: {exc}", file=sys.stderr)
+        return 2
     if args.check_config:
         import yaml
         print(yaml.safe_dump(config, sort_keys=False))
@@ -167,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     authenticator = PlatformAuthenticator(s2["platform_url"], cache_seconds=float(s2["login_cache_seconds"]),
                                           ca_file=s2["tls_ca_file"])
     handler = Handler(authenticator, engines, context, int(s2["fetch_limit"]))
+    try:
+        exporter = None if port is None else metrics.serve(s2["bind"], port, handler.metrics.registry)
+    except OSError as exc:
+        log.error("cannot start", extra={"error": f"metrics port {s2['bind']}:{port}: {exc}"})
+        return 1
     server = ThriftServer(sock, Processor(handler), context, authenticator.authenticate,
                           handler.disconnected, int(s2["max_connections"]), float(s2["read_timeout"]), tls)
     stopped = threading.Event()
@@ -187,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     threading.Thread(target=reaper, daemon=True, name="reaper").start()
     log.info("listening", extra={"bind": s2["bind"], "port": s2["port"], "platform": s2["platform_url"],
-                                 "tls": tls is not None})
+                                 "tls": tls is not None, "metrics_port": port})
     server.serve()
     try:
         sock.close()
@@ -196,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     for session in list(handler.registry.sessions.values()):
         handler.registry.close_session(session)
     engines.stop_all()
+    metrics.stop(exporter)
     log.info("stopped")
     return 0
 

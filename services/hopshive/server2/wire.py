@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from impala_thrift_gen.TCLIService import TCLIService
 from impala_thrift_gen.TCLIService import ttypes as t
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.Thrift import TMessageType, TType
+from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
 
 STOP = b"\x00"
@@ -63,13 +63,56 @@ def fetch_reply(fetched: Fetched) -> bytes:
     return field(TType.STRUCT, 0) + status + more + rowset + STOP + STOP
 
 
+def skip(protocol, kind: int) -> None:
+    """Skip a value of type ``kind``, strings as bytes: Thrift's own ``skip`` decodes them as
+    UTF-8 and fails on a binary handle id."""
+    if kind == TType.STRING:
+        protocol.readBinary()
+    elif kind == TType.STRUCT:
+        protocol.readStructBegin()
+        while (member := protocol.readFieldBegin()[1]) != TType.STOP:
+            skip(protocol, member)
+            protocol.readFieldEnd()
+        protocol.readStructEnd()
+    elif kind == TType.MAP:
+        key, value, size = protocol.readMapBegin()
+        for _ in range(size):
+            skip(protocol, key)
+            skip(protocol, value)
+        protocol.readMapEnd()
+    elif kind in (TType.LIST, TType.SET):
+        element, size = protocol.readListBegin()
+        for _ in range(size):
+            skip(protocol, element)
+        protocol.readListEnd()
+    else:
+        protocol.skip(kind)
+
+
 class Processor(TCLIService.Processor):
     """TCLIService's processor, with FetchResults replies written from ``Fetched`` bytes;
-    every other reply (and a failed fetch, a TFetchResultsResp with its error) as generated."""
+    every other reply (and a failed fetch, a TFetchResultsResp with its error) as generated.
+    A call it does not know is answered UNKNOWN_METHOD, and the connection lives on: impyla
+    tries Impala's CloseImpalaOperation and the pre-Hive-0.13 GetLog first, and falls back on
+    that answer (HiveServer2's, whose service has neither)."""
 
     def __init__(self, handler):
         super().__init__(handler)
         self._processMap["FetchResults"] = Processor.process_FetchResults     # it maps to the base's
+        del self._processMap["GetLog"]
+
+    def process(self, iprot, oprot):
+        name, _, seqid = iprot.readMessageBegin()
+        if name in self._processMap:
+            self._processMap[name](self, seqid, iprot, oprot)
+            return True
+        skip(iprot, TType.STRUCT)
+        iprot.readMessageEnd()
+        oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+        TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Unknown function {name}").write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+        return None
 
     def process_FetchResults(self, seqid, iprot, oprot):
         args = TCLIService.FetchResults_args()

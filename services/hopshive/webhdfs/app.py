@@ -20,6 +20,7 @@ import asyncio
 import functools
 import ipaddress
 import logging
+import time
 import uuid
 from dataclasses import dataclass, replace
 from typing import Awaitable, Callable
@@ -28,6 +29,7 @@ from urllib.parse import quote, unquote_to_bytes, urlencode
 import aiohttp
 from aiohttp import web
 
+from ..core.metrics import CONTENT_TYPE, render
 from ..core.tls import client_context, http_scheme
 from ..exceptions import (AccessDenied, BlocksUnavailable, CorruptReplica, HopsHiveError, InvalidArgument,
                           NamespaceError)
@@ -42,6 +44,7 @@ from .errors import Reply, json_response, remote_exception
 from .identity import Identity
 from .token_ops import DelegationTokens
 from .loop_reads import LoopReads
+from .metrics import OTHER_OP, NamenodeMetrics
 from .params import Params
 from .pipeline import WritePipeline
 
@@ -96,8 +99,9 @@ def file_status_json(status: FileStatus) -> dict:
 
 class WebHdfs:
     def __init__(self, namespace: Namespace, config: dict, loop_reads: LoopReads, identity: Identity,
-                 block_tokens: BlockTokens):
+                 block_tokens: BlockTokens, metrics: NamenodeMetrics):
         self.ns = namespace
+        self.metrics = metrics
         self.block_tokens = block_tokens
         self.config = config
         self.loop_reads = loop_reads
@@ -140,6 +144,7 @@ class WebHdfs:
     def application(self) -> web.Application:
         app = web.Application(client_max_size=0)
         app.router.add_get("/health", self.health)
+        app.router.add_get("/metrics", self.prometheus)
         app.router.add_route("*", PREFIX + "{tail:.*}", self.dispatch)
         app.router.add_get(INTERNAL + "/{block_id:[0-9]+}", self.replica_get)
         app.router.add_put(INTERNAL + "/{block_id:[0-9]+}", self.replica_put)
@@ -153,6 +158,11 @@ class WebHdfs:
         except Exception as exc:
             return json_response({"status": "unavailable", "reason": type(exc).__name__}, 503).aiohttp()
         return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id}).aiohttp()
+
+    async def prometheus(self, request: web.Request) -> web.Response:
+        """/metrics: the block health gauges read the database, so off the event loop."""
+        body = await asyncio.get_running_loop().run_in_executor(None, render, self.metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
     async def dispatch(self, http: web.Request) -> web.StreamResponse:
         """The aiohttp route of every WebHDFS request the front did not serve itself."""
@@ -171,13 +181,20 @@ class WebHdfs:
         return op not in ("OPEN", "APPEND")
 
     async def answer(self, http, params: Params | None = None) -> Reply | web.StreamResponse:
-        """Run one WebHDFS request: ``http`` is aiohttp's request or the front's (the
-        attributes handlers read: method, raw_path, query, remote, content_length, read())."""
+        """Run one WebHDFS request, counted and timed per op (hopshive.webhdfs.metrics):
+        ``http`` is aiohttp's request or the front's (the attributes handlers read: method,
+        raw_path, query, remote, content_length, read())."""
+        started = time.monotonic()
+        params = params or Params(http.query)
+        op = (params.text("op") or "").upper()
+        handler = self.ops.get((http.method, op))
+        reply = await self._answer(http, params, op, handler)
+        self.metrics.observe(op if handler else OTHER_OP, time.monotonic() - started, reply.status)
+        return reply
+
+    async def _answer(self, http, params: Params, op: str, handler: Handler | None) -> Reply | web.StreamResponse:
         try:
             path = request_path(http.raw_path)
-            params = params or Params(http.query)
-            op = (params.text("op") or "").upper()
-            handler = self.ops.get((http.method, op))
             if handler is None:
                 if not op:
                     raise InvalidArgument("Required parameter \"op\" is missing")

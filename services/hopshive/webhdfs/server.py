@@ -5,6 +5,7 @@ Pre-forks ``namenode.workers`` processes on one socket.  Each worker is a nameno
 own (registered in hops.hdfs_namenodes, heartbeating, recovering dead peers); they share
 nothing but the database and the block directory.  Configuration: built-in defaults, then
 the YAML file given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY>.
+Prometheus numbers are served at /metrics on the same port (hopshive.webhdfs.metrics).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aiohttp import web
 
 from ..core.config import DATABASE_DEFAULTS, ConfigError
 from ..core.db import Database
+from ..core import metrics
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
@@ -35,6 +37,7 @@ from .front import Front
 from ..security import MODES, SIMPLE
 from .identity import Identity
 from .limits import BoundedSockSite
+from .metrics import NamenodeMetrics
 from .loop_reads import LoopReads
 
 log = logging.getLogger("hopshive.namenode")
@@ -100,8 +103,9 @@ DEFAULTS = {
 }
 
 
-def serve_worker(config: dict, sock, generation: float, tls: ssl.SSLContext | None) -> None:
-    """One worker process: a namenode with its own pool, liveness row and HTTP loop."""
+def serve_worker(config: dict, sock, generation: float, tls: ssl.SSLContext | None, metrics_dir: str) -> None:
+    """One worker process: a namenode with its own pool, liveness row and HTTP loop; its
+    counters go to ``metrics_dir``, shared by the workers (hopshive.webhdfs.metrics)."""
     nn = config["namenode"]
     db = Database(config["database"])
     liveness = Liveness(db, nn["advertised_address"], nn["dead_after"], generation)
@@ -125,7 +129,8 @@ def serve_worker(config: dict, sock, generation: float, tls: ssl.SSLContext | No
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
         identity = Identity(namespace, secrets, config["security"]["mode"], nn["proxy_users"])
-        service = WebHdfs(namespace, nn, loop_reads, identity, block_tokens)
+        service = WebHdfs(namespace, nn, loop_reads, identity, block_tokens,
+                          NamenodeMetrics(namespace, metrics_dir))
         runner = web.AppRunner(service.application(), access_log=None,
                                handler_cancellation=True, shutdown_timeout=float(nn["shutdown_timeout"]),
                                keepalive_timeout=float(nn["idle_timeout"]))
@@ -182,7 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     log.info("listening", extra={"bind": nn["bind"], "port": nn["port"], "workers": nn["workers"],
                                  "tls": tls is not None})
     generation = time.time()
-    return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation, tls))
+    metrics_dir = metrics.use_directory("namenode")
+    try:
+        return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation, tls, metrics_dir))
+    finally:
+        metrics.stop(None, metrics_dir)
 
 
 if __name__ == "__main__":
