@@ -33,7 +33,7 @@ from harness.support import identity, metastore as ms, services
 from harness.support.platform import project_token
 from harness.support.spark import SPARK_TIMEOUT, hive_session
 
-pytestmark = [pytest.mark.destructive, pytest.mark.spark, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.destructive, pytest.mark.replaces_state, pytest.mark.spark, pytest.mark.timeout(3600)]
 REPOSITORY = Path(__file__).resolve().parents[1]
 PLAYBOOK = REPOSITORY / ".venv-deploy" / "bin" / "ansible-playbook"
 SMALL, LARGE, BLOCK = 20, 3, 1 << 20
@@ -126,7 +126,7 @@ def project(platform, targets, run_id):
 
 
 def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
-        cluster, scratch, targets, hive_spark, project, db, root, tmp_path):
+        cluster, scratch, targets, project, db, root, tmp_path):
     pytest.importorskip("hdfs")
     hdfs = identity.hdfs_client(targets.webhdfs_url, targets.user)
     files = {}
@@ -137,9 +137,15 @@ def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
     for path, content in files.items():
         hdfs.write(path, content, blocksize=BLOCK if "/large/" in path else None)
     spark_db = f"{scratch.prefix}spark"
-    created = hive_spark.run({"setup": [s.format(db=spark_db) for s in SPARK_SETUP]}, timeout=SPARK_TIMEOUT)["setup"]
-    assert all(not isinstance(answer, dict) for answer in created.values()), created
-    before = spark_answers(hive_spark, spark_db)
+    warehouse = targets.uri(f"{root}/hive-warehouse")
+    # A JVM of its own, ended before the wipe: its metastore connections would die with it.
+    session = hive_session(targets, targets.metastore_uris, warehouse, tmp_path / "spark-before")
+    try:
+        created = session.run({"setup": [s.format(db=spark_db) for s in SPARK_SETUP]}, timeout=SPARK_TIMEOUT)["setup"]
+        assert all(not isinstance(answer, dict) for answer in created.values()), created
+        before = spark_answers(session, spark_db)
+    finally:
+        session.close()
     email, password, project_name = project
 
     writer = Writer(hdfs, f"{scratch.path}/writer")
@@ -194,8 +200,7 @@ def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
           f"{survived} of the writer's {len(writer.acked)} files are in the backup")
     assert project_token(targets.platform_url, email, password, project_name)["user"]
 
-    session = hive_session(targets, targets.metastore_uris, targets.uri(f"{root}/hive-warehouse"),
-                           tmp_path / "spark-after")     # a new JVM: the first one's connections died
+    session = hive_session(targets, targets.metastore_uris, warehouse, tmp_path / "spark-after")
     try:
         assert spark_answers(session, spark_db) == before
     finally:
