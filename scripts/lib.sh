@@ -16,6 +16,9 @@ stage() {
     shift
     "$@" || status=$?
     printf '==> stage %s: %ds (exit %d)\n' "$name" "$((SECONDS - start))" "$status" >&2
+    # Also one line per stage for a summary table (.ci/run sets the file).
+    [ -z "${HOPSHIVE_STAGE_LOG:-}" ] ||
+        printf '%s\t%d\t%d\n' "$name" "$((SECONDS - start))" "$status" >>"$HOPSHIVE_STAGE_LOG"
     return "$status"
 }
 
