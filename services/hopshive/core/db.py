@@ -238,7 +238,6 @@ class Database:
                 if attempt == retries:
                     raise
                 log.debug("re-running a transaction that lost a race", extra={"attempt": attempt})
-                continue
             except DriverError as exc:
                 code = error_code(exc)
                 if attempt == retries or (code not in RETRYABLE and code not in CONNECTION_LOST):

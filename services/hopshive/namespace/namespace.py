@@ -131,21 +131,22 @@ class Namespace:
         self._check_unlocked(resolved, path)
         return resolved
 
-    def _touch(self, tx: Tx, directory: Inode, when: int) -> None:
-        if directory.parent_id:  # the root is immutable, as in HopsFS
+    def _touch(self, tx: Tx, directory: Inode, when: int, after_commit: bool = False) -> None:
+        """Set a directory's modification time in ``tx``; or, ``after_commit`` (a create that
+        shares the parent's lock), once ``tx`` has committed, by a statement of its own, before
+        the caller hears back: creators in one directory then share its lock instead of queueing
+        for it behind each other's transactions (HopsFS takes no exclusive parent lock for a
+        create either).  GREATEST: no such update makes the time go back.  A namenode that dies
+        between the two leaves the time of the create before."""
+        if not directory.parent_id:  # the root is immutable, as in HopsFS
+            return
+        if not after_commit:
             tx.execute(f"UPDATE {INODES} SET modification_time=%s WHERE {KEY_WHERE}", (when, *directory.key))
-
-    def _touch_after_commit(self, tx: Tx, directory: Inode, when: int) -> None:
-        """A parent's modification time after a create, set once the create has committed,
-        by a statement of its own, before the caller hears back: creators in one directory
-        then share its lock instead of queueing for it behind each other's transactions (HopsFS
-        takes no exclusive parent lock for a create either).  GREATEST: no update makes the time
-        go back.  A namenode that dies between the two leaves the time of the create before."""
-        if directory.parent_id:
-            key = directory.key
-            tx.after_commit(lambda: self.db.run(lambda t: t.execute(
-                f"UPDATE {INODES} SET modification_time=GREATEST(modification_time, %s) WHERE {KEY_WHERE}",
-                (when, *key))))
+            return
+        key = directory.key
+        tx.after_commit(lambda: self.db.run(lambda t: t.execute(
+            f"UPDATE {INODES} SET modification_time=GREATEST(modification_time, %s) WHERE {KEY_WHERE}",
+            (when, *key))))
 
     def _status(self, inode: Inode, name: str, children: int = 0) -> FileStatus:
         return FileStatus(
@@ -330,13 +331,10 @@ class Namespace:
         if depth >= upto:
             return parent
         self.permissions.check(caller, parent, WRITE | EXECUTE, path)
+        if not shared and depth < len(resolved.components) - 1:  # it was only share-locked
+            tx.query_one(f"SELECT id FROM {INODES} WHERE {KEY_WHERE} FOR UPDATE", parent.key)
         when = now_ms()
-        if shared:
-            self._touch_after_commit(tx, parent, when)
-        else:
-            if depth < len(resolved.components) - 1:  # deepest existing directory was only share-locked
-                tx.query_one(f"SELECT id FROM {INODES} WHERE {KEY_WHERE} FOR UPDATE", parent.key)
-            self._touch(tx, parent, when)
+        self._touch(tx, parent, when, after_commit=shared)
         parent_mode = mode | 0o300  # HDFS: implicit parents are always writable/traversable by the owner
         for i in range(depth, upto):
             child = self._new_inode(caller, parent, resolved.components[i], True,
@@ -657,7 +655,7 @@ class Namespace:
                                         shared)
             self.permissions.check(caller, parent, WRITE | EXECUTE, path)
             when = now_ms()
-            (self._touch_after_commit if shared else self._touch)(t, parent, when)
+            self._touch(t, parent, when, after_commit=shared)
             if content is not None:
                 inode = self._new_inode(caller, parent, components[-1], False, mode, when,
                                         header(block_size, replication))._replace(size=len(content))
