@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hopshive.core.db import Database
-from hopshive.core.migrations import upgrade
-from hopshive.core.schematool import COMPONENTS
 from tests.support.mariadb import MariaDBServer
+from tests.support.schemas import reset_schemas
 
 
 def pytest_collection_modifyitems(items):
@@ -31,11 +30,6 @@ def mariadb(tmp_path_factory):
 def db(mariadb):
     """A connection pool on freshly created `hops` and `metastore` schemas."""
     database = Database(mariadb.config)
-    with database.transaction() as tx:
-        tx.execute("DROP DATABASE IF EXISTS platform")
-        tx.execute("DROP DATABASE IF EXISTS metastore")
-        tx.execute("DROP DATABASE IF EXISTS hops")
-    for component in COMPONENTS.values():
-        upgrade(database, component)
+    reset_schemas(database)
     yield database
     database.close()
