@@ -38,14 +38,22 @@ apt_ensure() {
     done
     [ "${#missing[@]}" -eq 0 ] && return 0
     log "installing Debian packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Another installer (a deploy running beside this script) may hold dpkg's lock: wait.
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # venv_ensure DIR FILE... -- PIP_ARGS... : create DIR from the system Python and run
 # `pip install PIP_ARGS` in it, skipping pip while the FILEs (requirements, pyproject) and
-# the arguments are unchanged since the last successful install.
+# the arguments are unchanged since the last successful install.  Two scripts may want the
+# same venv at once (.ci/run runs the cluster's stages beside this host's): one installs,
+# the other waits and then finds it done.
 venv_ensure() {
+    mkdir -p "$(dirname "$1")"
+    ( flock 9 && _venv_ensure "$@" ) 9>"$1.lock"
+}
+_venv_ensure() {
     local venv="$1"; shift
     local inputs=() stamp want
     stamp="$venv/.hopshive-inputs"
