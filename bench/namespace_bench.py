@@ -3,12 +3,18 @@
 metadata throughput (GETFILESTATUS, MKDIRS, small-file CREATE) with 1 and N clients.
 
     .venv-test/bin/python bench/namespace_bench.py --private --size-mb 200 --duration 10
-    .venv-test/bin/python bench/namespace_bench.py --url http://127.0.0.1:9870 --pids namenode=PID,...
+    .venv-test/bin/python bench/namespace_bench.py --private --secure --skip-spark --duration 10
+    HOPSHIVE_TOKEN=$(hopshive-dfs token) .venv-test/bin/python bench/namespace_bench.py \
+        --url https://127.0.0.1:9870 --ca-file /etc/hopshive/tls/ca.pem --skip-spark --pids namenode=PID,...
 
 --private starts a stack of its own from this checkout (a MariaDB from tests/support, the
 namenode with small files on, and a second one with small files off on the same database
-for the block-file CREATE row) and never touches a deployed service; --url measures a
-running namenode.  Python clients run in separate processes over keep-alive connections
+for the block-file CREATE row) and never touches a deployed service; with --secure its
+namenodes run as deployed (security.mode token, TLS with a private CA) and the clients send
+a delegation token minted for the user.  --url measures a running namenode: a secured one
+with a delegation token (--token, $HOPSHIVE_TOKEN, or the namenode's WebHDFS token in
+$HADOOP_TOKEN_FILE_LOCATION) sent as delegation= instead of user.name=, over https verified
+against --ca-file.  Python clients run in separate processes over keep-alive connections
 (http.client); they share the CPUs with the server and the database, so GETFILESTATUS is also
 measured with `wrk` (apt-get install wrk) for a figure with little client overhead.  Each row
 shows the CPU per operation of the server, the database and the clients, and the rate those
@@ -112,13 +118,21 @@ class Meter:
 
 # ------------------------------------------------------------------ WebHDFS
 class Conn:
-    """One keep-alive HTTP connection speaking just enough WebHDFS."""
+    """One keep-alive HTTP(S) connection speaking just enough WebHDFS: as ``user`` (simple
+    mode), or proven by a delegation ``token``; https verified against ``ca_file`` (empty:
+    the system's trust store)."""
 
-    def __init__(self, url: str, user: str, token: str | None = None):
+    def __init__(self, url: str, user: str, token: str | None = None, ca_file: str | None = None):
         parts = urlsplit(url)
-        self.host, self.port, self.user = parts.hostname, parts.port or 80, user
+        secure = parts.scheme == "https"
+        self.host, self.port, self.user = parts.hostname, parts.port or (443 if secure else 80), user
         self.auth = {"delegation": token} if token else {"user.name": user}
-        self.http = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        if secure:
+            from hopshive.core.tls import client_context
+            self.http = http.client.HTTPSConnection(self.host, self.port, timeout=60,
+                                                    context=client_context(ca_file or ""))
+        else:
+            self.http = http.client.HTTPConnection(self.host, self.port, timeout=60)
 
     def call(self, method: str, path: str, op: str, body: bytes | None = None, **params) -> tuple[int, dict, bytes]:
         query = "&".join(f"{k}={quote(str(v))}" for k, v in {"op": op, **self.auth, **params}.items())
@@ -135,7 +149,7 @@ class Conn:
         status, headers, _ = self.call("PUT", path, "CREATE", overwrite="true")
         assert status == 307, (status, path)
         location = urlsplit(headers["Location"])
-        if (location.hostname, location.port or 80) != (self.host, self.port):
+        if (location.hostname, location.port or (443 if location.scheme == "https" else 80)) != (self.host, self.port):
             raise RuntimeError(f"data node {location.netloc} differs from {self.host}:{self.port}")
         status, _, body = self.raw("PUT", f"{location.path}?{location.query}", data)
         assert status == 201, (status, body[:200])
@@ -148,8 +162,8 @@ class Conn:
 
 
 def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: float, duration: float,
-            size: int, queue, token: str | None = None) -> None:
-    conn = Conn(url, user, token)
+            size: int, queue, token: str | None = None, ca_file: str | None = None) -> None:
+    conn = Conn(url, user, token, ca_file)
     payload = os.urandom(size)
     if kind == "CREATE_SHARED":     # every client in one directory, names of its own
         own, prefix = f"{base}/shared-{size}", f"c{index}-{uuid.uuid4().hex[:6]}-"
@@ -180,11 +194,12 @@ def _worker(kind: str, url: str, user: str, base: str, index: int, start_at: flo
 
 
 def throughput(kind: str, url: str, user: str, base: str, clients: int, duration: float, meter: Meter,
-               size: int = 1024, token: str | None = None) -> dict:
+               size: int = 1024, token: str | None = None, ca_file: str | None = None) -> dict:
     context = mp.get_context("spawn")
     queue = context.Queue()
     start_at = time.time() + 3.0  # let every process start and connect
-    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, size, queue, token))
+    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, size, queue, token,
+                                                            ca_file))
              for i in range(clients)]
     for proc in procs:
         proc.start()
@@ -203,10 +218,14 @@ def throughput(kind: str, url: str, user: str, base: str, clients: int, duration
             "p99": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else float("nan")}
 
 
-def wrk(url: str, user: str, path: str, connections: int, duration: float, meter: Meter) -> dict | None:
+def wrk(url: str, user: str, path: str, connections: int, duration: float, meter: Meter,
+        token: str | None = None) -> dict | None:
+    """GETFILESTATUS from wrk (which does not verify an https server's certificate: it only
+    loads it)."""
     if not shutil.which("wrk"):
         return None
-    target = f"{url}/webhdfs/v1{quote(path)}?op=GETFILESTATUS&user.name={user}"
+    auth = f"delegation={quote(token)}" if token else f"user.name={user}"
+    target = f"{url}/webhdfs/v1{quote(path)}?op=GETFILESTATUS&{auth}"
     threads = min(connections, 2)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     meter.start()
@@ -332,13 +351,14 @@ def metadata(args, targets: list[tuple[str, str]], base: str, meter: Meter) -> N
         # The CREATE goal is for small files; with them off it is shown for comparison only.
         goal = GOALS.get(kind.removesuffix("_SHARED")) if label != "CREATE 1 KiB, small files off" else None
         for clients in counts:
-            r = throughput(kind, target, args.user, base, clients, args.duration, meter)
+            r = throughput(kind, target, args.user, base, clients, args.duration, meter, token=args.token,
+                           ca_file=args.ca_file)
             rows.append(row(f"{label} (python)", clients, r, goal))
             print(f"  {label} x{clients}: {r['rate']:,.0f}/s", flush=True)
         if kind != "GETFILESTATUS":
             continue
         for clients in counts:
-            w = wrk(url, args.user, f"{base}/stat/a/b/c/file", clients, args.duration, meter)
+            w = wrk(url, args.user, f"{base}/stat/a/b/c/file", clients, args.duration, meter, args.token)
             if w is None:
                 rows.append(["GETFILESTATUS (wrk)", clients, "wrk not installed"] + [""] * 7)
                 continue
@@ -366,13 +386,17 @@ def spark_table(args, url: str, base: str) -> None:
 
 
 @contextlib.contextmanager
-def private_stack(workers: int):
+def private_stack(workers: int, secure: bool, user: str):
     """A MariaDB of its own and two namenodes of this checkout on it: small files on (the
-    default limit) and off.  Yields ([(label, url)], pids to meter)."""
+    default limit) and off; with ``secure``, in token mode and over TLS (a private CA), as
+    deployed.  Yields ([(label, url)], pids to meter, a token for ``user`` or None, the CA
+    file or None)."""
     from hopshive.core.db import Database
+    from hopshive.security.secrets import SecretManager
     from tests.support.mariadb import MariaDBServer
     from tests.support.namenode import NamenodeServer
     from tests.support.schemas import reset_schemas
+    from tests.support.tls import make_ca
 
     root = Path(tempfile.mkdtemp(prefix="namespace-bench-stack-"))
     mariadb = MariaDBServer(root / "mariadb").start()
@@ -380,11 +404,17 @@ def private_stack(workers: int):
     try:
         database = Database(mariadb.config)
         reset_schemas(database)
+        token = SecretManager(database).issue(user, user).url_string() if secure else None
         database.close()
-        servers.append(NamenodeServer(root / "small", mariadb.config, workers=workers).start())
-        servers.append(NamenodeServer(root / "blocks", mariadb.config, workers=workers, small_file_limit=0).start())
+        ca = make_ca(root / "ca") if secure else None
+        security = "token" if secure else "simple"
+        servers.append(NamenodeServer(root / "small", mariadb.config, workers=workers, security=security,
+                                      ca=ca).start())
+        servers.append(NamenodeServer(root / "blocks", mariadb.config, workers=workers, security=security, ca=ca,
+                                      small_file_limit=0).start())
         yield ([("small files", servers[0].url), ("small files off", servers[1].url)],
-               f"namenode={servers[0].process.pid},namenode2={servers[1].process.pid},mariadb={mariadb.process.pid}")
+               f"namenode={servers[0].process.pid},namenode2={servers[1].process.pid},mariadb={mariadb.process.pid}",
+               token, str(ca.ca_file) if ca else None)
     finally:
         for server in servers:
             server.stop()
@@ -392,14 +422,29 @@ def private_stack(workers: int):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def given_token(args) -> str | None:
+    """The delegation token --url is measured with: --token, $HOPSHIVE_TOKEN, or the WebHDFS
+    token for the namenode in $HADOOP_TOKEN_FILE_LOCATION; None: user.name (simple mode)."""
+    if args.token or os.environ.get("HOPSHIVE_TOKEN"):
+        return args.token or os.environ["HOPSHIVE_TOKEN"]
+    if os.environ.get("HADOOP_TOKEN_FILE_LOCATION"):
+        from hopshive.security.token_files import webhdfs_token_of
+        parts = urlsplit(args.url)
+        found = webhdfs_token_of(Path(os.environ["HADOOP_TOKEN_FILE_LOCATION"]).read_bytes(),
+                                 f"{parts.hostname}:{parts.port or 9870}")
+        return found.url_string() if found else None
+    return None
+
+
 def run(args, targets: list[tuple[str, str]], pids: str) -> None:
     url = targets[0][1]
     base = f"/tmp/bench-{uuid.uuid4().hex[:10]}"
     meter = Meter(pids)
-    conn = Conn(url, args.user)
+    conn = Conn(url, args.user, args.token, args.ca_file)
     conn.check("PUT", base, "MKDIRS")
     conn.create(f"{base}/stat/a/b/c/file", b"x" * 1024)
     print(f"namespace bench: {', '.join(f'{label} {u}' for label, u in targets)} as {args.user}, root {base}, "
+          f"{'with a delegation token' if args.token else 'by user.name'}, "
           f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     try:
         if not args.skip_metadata:
@@ -408,7 +453,7 @@ def run(args, targets: list[tuple[str, str]], pids: str) -> None:
             spark_table(args, url, base)
     finally:
         try:
-            Conn(url, args.user).check("DELETE", base, "DELETE", recursive="true")
+            Conn(url, args.user, args.token, args.ca_file).check("DELETE", base, "DELETE", recursive="true")
         except Exception as exc:
             print(f"clean-up of {base} failed: {exc}")
 
@@ -418,6 +463,14 @@ def main() -> int:
     parser.add_argument("--url", default=os.environ.get("HOPSHIVE_WEBHDFS_URL", "http://127.0.0.1:9870"))
     parser.add_argument("--private", action="store_true",
                         help="start a MariaDB and namenodes of this checkout instead of using --url")
+    parser.add_argument("--secure", action="store_true",
+                        help="with --private: namenodes in token mode over TLS (as deployed), clients with a token")
+    parser.add_argument("--token", help="with --url: the delegation token (urlString) to send as delegation= "
+                                        "(default: $HOPSHIVE_TOKEN, else the namenode's WebHDFS token in "
+                                        "$HADOOP_TOKEN_FILE_LOCATION, else none: user.name=)")
+    parser.add_argument("--ca-file", help="with an https --url: the CA its certificate is verified with (default: "
+                                          "$HOPSHIVE_CA_FILE, else the deployment's CA file when this host has "
+                                          "one, else the system's trust store)")
     parser.add_argument("--workers", type=int, default=2, help="namenode workers with --private")
     parser.add_argument("--user", default=os.environ.get("HOPSHIVE_E2E_USER"),
                         help="default: hdfs (the superuser) with --private, else the OS user")
@@ -432,16 +485,35 @@ def main() -> int:
     parser.add_argument("--skip-spark", action="store_true")
     parser.add_argument("--skip-metadata", action="store_true")
     args = parser.parse_args()
+    if args.secure and not args.private:
+        parser.error("--secure is for --private; give a secured --url its --token and --ca-file")
+    if (args.secure or args.token or args.url.startswith("https:")) and not args.skip_spark:
+        parser.error("the Spark part does not run against a secured namenode yet (it would need a token file and "
+                     "a Java truststore): add --skip-spark")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))    # stop the private stack on the way out
     if args.private:
         args.user = args.user or "hdfs"
-        with private_stack(args.workers) as (targets, pids):
+        with private_stack(args.workers, args.secure, args.user) as (targets, pids, args.token, args.ca_file):
             run(args, targets, pids)
     else:
-        args.user = args.user or getpass.getuser()
-        run(args, [("as configured", args.url.rstrip("/"))], args.pids)
+        run_against_url(args, parser)
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
+
+
+def run_against_url(args, parser: argparse.ArgumentParser) -> None:
+    from hopshive.core.tls import default_ca_file
+    from hopshive.security.tokens import MalformedToken, Token
+
+    args.token = given_token(args)
+    args.ca_file = args.ca_file or default_ca_file(os.environ)
+    if args.token:
+        try:
+            args.user = Token.from_url_string(args.token).decoded().owner     # whom the token speaks for
+        except MalformedToken as exc:
+            parser.error(f"the delegation token is not one: {exc}")
+    args.user = args.user or getpass.getuser()
+    run(args, [("as configured", args.url.rstrip("/"))], args.pids)
 
 
 if __name__ == "__main__":
