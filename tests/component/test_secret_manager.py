@@ -10,6 +10,7 @@ import pytest
 
 from hopshive.core.db import Database
 from hopshive.exceptions import AccessDenied, InvalidToken
+from hopshive.security import secrets
 from hopshive.security.block_tokens import HEADER, READ, WRITE, BlockTokens
 from hopshive.security.secrets import SecretManager, TokenPolicy
 from hopshive.security.tokens import Token
@@ -166,6 +167,43 @@ def test_a_renewed_url_string_is_checked_again(db, decodes):
     manager.renew(token, "p1__alice")
     manager.verify_url_string(token.url_string())
     assert len(decodes) == 2
+
+
+def test_a_token_renewed_on_another_node_is_honoured_here_past_its_old_expiry(db, mariadb, decodes):
+    manager = SecretManager(db, TokenPolicy(renew_interval=0.5, cache_seconds=60))
+    token = manager.issue("p1__alice", renewer="p1__alice")
+    text = token.url_string()
+    manager.verify_url_string(text)                        # its row (old expiry) cached for 60 s
+    SecretManager(Database(mariadb.config), TokenPolicy(renew_interval=60)).renew(token, "p1__alice")
+    time.sleep(0.7)                                        # past the old expiry, inside the cache window
+    assert manager.verify_url_string(text).owner == "p1__alice"
+    assert manager.verify(token).owner == "p1__alice"
+    assert len(decodes) == 1                               # its signature was not checked again
+
+
+def test_after_the_cache_window_only_the_row_is_read_again(db, decodes):
+    manager = SecretManager(db, TokenPolicy(cache_seconds=0.2))
+    text = manager.issue("p1__alice").url_string()
+    manager.verify_url_string(text)
+    time.sleep(0.3)
+    assert manager.verify_url_string(text).owner == "p1__alice"
+    assert len(decodes) == 1
+
+
+def test_the_verified_strings_are_a_bounded_lru(db, decodes, monkeypatch):
+    monkeypatch.setattr(secrets, "VERIFIED_LIMIT", 2)
+    manager = SecretManager(db, TokenPolicy(cache_seconds=60))
+    first, second, third = (manager.issue(f"p1__user{i}").url_string() for i in range(3))
+    manager.verify_url_string(first)
+    manager.verify_url_string(second)
+    manager.verify_url_string(first)                       # used last: kept
+    manager.verify_url_string(third)                       # drops second
+    assert len(decodes) == 3
+    manager.verify_url_string(first)
+    manager.verify_url_string(third)
+    assert len(decodes) == 3
+    assert manager.verify_url_string(second).owner == "p1__user1"   # verified in full again
+    assert len(decodes) == 4
 
 
 def test_block_access_tokens_grant_one_block_one_access_until_they_expire(manager, mariadb):

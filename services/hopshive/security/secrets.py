@@ -8,7 +8,9 @@ renewal, never past its ``max_date``, and a cancelled one is gone.
 
 Verification is an HMAC over the identifier with a cached key, plus a look-up of the
 token's row that is cached for ``cache_seconds``: a token cancelled through another node
-may still pass here for that long (on this node, cancelling evicts it at once).
+may still pass here for that long (on this node, cancelling evicts it at once).  A token
+the cached row says has expired is looked up again before it is refused, once per row read
+(it may have been renewed through another node since).  Both caches are bounded LRUs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import hmac
 import os
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..core.db import Database, Tx
@@ -25,6 +28,8 @@ from ..exceptions import AccessDenied, InvalidToken
 from .tokens import MalformedToken, Token, TokenIdentifier
 
 DAY = 86_400
+VERIFIED_LIMIT = 10_000     # url strings believed without decoding (each a few hundred bytes)
+ROWS_LIMIT = 100_000        # cached token rows (sequence -> expiry)
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,13 @@ class SecretManager:
         self.db = db
         self.policy = policy or TokenPolicy()
         self._keys: dict[int, bytes] = {}        # keys never change: cached for good
-        self._rows: dict[int, tuple[float, int | None]] = {}   # sequence -> (checked, expires)
+        # sequence -> (checked: monotonic, expires or None when gone, read at: ms)
+        self._rows: OrderedDict[int, tuple[float, int | None, int]] = OrderedDict()
         # url string -> (identifier, checked, expires): a verified token, believed again without
         # decoding or signing for as long as its row is (cache_seconds from the row's read)
-        # and never past its expiry; evicted when this manager renews or cancels it.
-        self._verified: dict[str, tuple[TokenIdentifier, float, int]] = {}
+        # and never past its expiry; evicted when this manager renews or cancels it.  Once
+        # that window has passed only its row is read again: its signature stays checked.
+        self._verified: OrderedDict[str, tuple[TokenIdentifier, float, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- issue
@@ -118,20 +125,28 @@ class SecretManager:
     def verify_url_string(self, text: str) -> TokenIdentifier:
         """``verify`` of a token's URL string (WebHDFS's ``delegation=``).  A string verified
         less than ``cache_seconds`` ago is believed without decoding or signing it again:
-        no staler than the row cache ``verify`` uses anyway, and never past the expiry."""
+        no staler than the row cache ``verify`` uses anyway, and never past the expiry.
+        After that only its row is looked up again."""
         hit = self._verified.get(text)
-        if hit is not None and time.monotonic() - hit[1] < self.policy.cache_seconds and _now_ms() <= hit[2]:
-            return hit[0]
-        try:
-            identifier = self.verify(Token.from_url_string(text))
-        except MalformedToken as exc:
-            raise InvalidToken(str(exc)) from exc
+        if hit is None:
+            try:
+                identifier = self.verify(Token.from_url_string(text))
+            except MalformedToken as exc:
+                raise InvalidToken(str(exc)) from exc
+        else:
+            identifier, checked, expires = hit
+            if time.monotonic() - checked < self.policy.cache_seconds and _now_ms() <= expires:
+                _touch(self._verified, text)
+                return identifier
+            try:
+                self._check_alive(identifier)
+            except InvalidToken:
+                self._verified.pop(text, None)
+                raise
         row = self._rows.get(identifier.sequence_number)
         if row is not None and row[1] is not None:
             with self._lock:
-                if len(self._verified) > 10_000:
-                    self._verified.clear()
-                self._verified[text] = (identifier, row[0], min(row[1], identifier.max_date))
+                _put(self._verified, text, (identifier, row[0], min(row[1], identifier.max_date)), VERIFIED_LIMIT)
         return identifier
 
     def password_for(self, identifier_bytes: bytes) -> tuple[TokenIdentifier, bytes]:
@@ -175,26 +190,31 @@ class SecretManager:
         now = _now_ms()
         if identifier.max_date < now:
             raise InvalidToken(f"token ({self._describe(identifier)}) is expired: its max lifetime has passed")
-        expires = self._expiry(identifier.sequence_number)
+        expires, read_at = self._expiry(identifier.sequence_number)
+        if expires is not None and expires < now and read_at <= expires:
+            # The cached row was read while the token lived: it may have been renewed since
+            # (through another node).  Asked once per row read, so refusing costs no more.
+            expires, read_at = self._expiry(identifier.sequence_number, fresh=True)
         if expires is None:
             raise InvalidToken(f"token ({self._describe(identifier)}) can't be found: it was cancelled or has"
                                " expired")
         if expires < now:
             raise InvalidToken(f"token ({self._describe(identifier)}) is expired: renew it or get a new one")
 
-    def _expiry(self, sequence: int) -> int | None:
+    def _expiry(self, sequence: int, fresh: bool = False) -> tuple[int | None, int]:
+        """(the token's expiry, None when its row is gone; when that was read, in ms)."""
         cached = self._rows.get(sequence)
         clock = time.monotonic()
-        if cached and clock - cached[0] < self.policy.cache_seconds:
-            return cached[1]
+        if cached and not fresh and clock - cached[0] < self.policy.cache_seconds:
+            _touch(self._rows, sequence)
+            return cached[1], cached[2]
+        read_at = _now_ms()
         row = self.db.run(lambda tx: tx.query_one(
             "SELECT expires FROM hops.hdfs_delegation_tokens WHERE sequence_number=%s", (sequence,)), readonly=True)
         expires = row[0] if row else None
         with self._lock:
-            self._rows[sequence] = (clock, expires)
-            if len(self._rows) > 100_000:
-                self._rows.clear()
-        return expires
+            _put(self._rows, sequence, (clock, expires, read_at), ROWS_LIMIT)
+        return expires, read_at
 
     @staticmethod
     def _describe(identifier: TokenIdentifier) -> str:
@@ -233,8 +253,9 @@ class SecretManager:
     def _forget(self, sequence: int) -> None:
         with self._lock:
             self._rows.pop(sequence, None)
-            for text in [t for t, hit in self._verified.items() if hit[0].sequence_number == sequence]:
-                del self._verified[text]
+            for text, hit in list(self._verified.items()):
+                if hit[0].sequence_number == sequence:
+                    self._verified.pop(text, None)
 
     # ----------------------------------------------------------------- purge
     def purge(self, now: int | None = None) -> tuple[int, int]:
@@ -251,3 +272,20 @@ class SecretManager:
     def _purge_now_and_then(self, now: int) -> None:
         if now % 64 == 0:   # about one issue in 64: cheap, and nothing depends on promptness
             self.purge(now)
+
+
+def _put(cache: OrderedDict, key, value, limit: int) -> None:
+    """Insert as the most recently used entry, dropping the least recently used beyond
+    ``limit`` (the caller holds the manager's lock)."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > limit:
+        cache.popitem(last=False)
+
+
+def _touch(cache: OrderedDict, key) -> None:
+    """Mark an entry used (it may just have been dropped by another thread)."""
+    try:
+        cache.move_to_end(key)
+    except KeyError:
+        pass
