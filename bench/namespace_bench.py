@@ -198,8 +198,8 @@ def throughput(kind: str, url: str, user: str, base: str, clients: int, duration
     context = mp.get_context("spawn")
     queue = context.Queue()
     start_at = time.time() + 3.0  # let every process start and connect
-    procs = [context.Process(target=_worker, args=(kind, url, user, base, i, start_at, duration, size, queue, token,
-                                                            ca_file))
+    procs = [context.Process(target=_worker,
+                             args=(kind, url, user, base, i, start_at, duration, size, queue, token, ca_file))
              for i in range(clients)]
     for proc in procs:
         proc.start()
