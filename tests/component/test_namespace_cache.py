@@ -57,3 +57,31 @@ def test_a_directory_swapped_for_a_file_behind_the_cache(namespace, peer_namespa
     with pytest.raises(Exception) as refused:
         namespace.mkdirs(hdfs, "/x/y/z/w")
     assert type(refused.value).__name__ in ("ParentNotDirectory", "FileAlreadyExists")
+
+
+def test_a_directorys_children_are_counted_in_the_resolving_statement_and_stay_right(namespace, peer_namespace,
+                                                                                      hdfs, monkeypatch):
+    other = peer_namespace()
+    namespace.mkdirs(hdfs, "/d/e")
+    write_file(namespace, hdfs, "/d/f", b"x")
+    assert namespace.get_status(hdfs, "/d").children_num == 2          # caches /d
+    statements = []
+    run = type(namespace.db).run
+
+    def counting(db, work, *args, **kwargs):
+        def traced(tx):
+            original = tx.query, tx.query_one
+            tx.query = lambda *a: statements.append(a[0]) or original[0](*a)
+            tx.query_one = lambda *a: statements.append(a[0]) or original[1](*a)
+            return work(tx)
+        return run(db, traced, *args, **kwargs)
+    monkeypatch.setattr(type(namespace.db), "run", counting)
+    assert namespace.get_status(hdfs, "/d").children_num == 2
+    assert namespace.get_status(hdfs, "/d/f").children_num == 0
+    assert len(statements) == 2                                      # one statement each
+    monkeypatch.undo()
+    other.mkdirs(hdfs, "/d/g")                                        # behind this namenode's cache
+    assert namespace.get_status(hdfs, "/d").children_num == 3
+    other.delete(hdfs, "/d/e", recursive=True)
+    assert namespace.get_status(hdfs, "/d").children_num == 2
+    assert namespace.get_status(hdfs, "/").children_num == len(namespace.list_status(hdfs, "/"))

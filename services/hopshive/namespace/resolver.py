@@ -15,9 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.db import Tx
-from .inodes import KEY_WHERE, ROOT_ID, ROOT_KEY, SELECT, SELECT_BY_KEYS, Inode, from_row, partition_id
+from .inodes import COLUMNS, INODES, KEY_WHERE, ROOT_ID, ROOT_KEY, SELECT, SELECT_BY_KEYS, Inode, from_row, \
+    partition_id
 
 CACHE_LIMIT = 200_000
+# The inodes of some keys plus, for the one a parenthesised condition picks (a directory),
+# its number of children: the subquery runs for that row only (IF evaluates one branch).
+_SELECT_COUNTING = (f"SELECT {', '.join(COLUMNS)}, IF({{}} AND i.is_dir, (SELECT COUNT(*) FROM {INODES} c"
+                    f" WHERE c.parent_id=i.id), 0) FROM {INODES} i FORCE INDEX (PRIMARY)")
 _LOCKS = {"share": " LOCK IN SHARE MODE", "update": " FOR UPDATE"}
 
 
@@ -28,6 +33,9 @@ class Resolved:
 
     components: list[str]
     inodes: list[Inode]
+    # With ``count_children``: how many children the last inode has (0 for a file), read in
+    # the same statement; None when it could not be (the caller counts them itself).
+    children: int | None = None
 
     @property
     def exists(self) -> bool:
@@ -70,12 +78,14 @@ class Resolver:
             if cache.get(prefix) != entry:
                 cache[prefix] = entry
 
-    def _read_keys(self, tx: Tx, keys: list[tuple], lock: str) -> dict[tuple, Inode]:
+    def _read_keys(self, tx: Tx, keys: list[tuple], lock: str, counted: tuple | None = None
+                   ) -> tuple[dict[tuple, Inode], int | None]:
         """The inodes of ``keys``, in one statement written out in full: its names escaped
         once per process by the driver (formatting the statement's parameters for each call
-        cost as much as MariaDB took to run it)."""
+        cost as much as MariaDB took to run it); and with ``counted`` (one of ``keys``, plain
+        reads only) the number of children of that inode when it is found (else None)."""
         if not keys:
-            return {}
+            return {}, None
         literals = self._literals
         if len(literals) > CACHE_LIMIT:
             literals.clear()
@@ -83,11 +93,22 @@ class Resolver:
             if name not in literals:
                 literals[name] = tx.literal(name)
         where = ", ".join(f"({int(p)}, {int(q)}, {literals[name]})" for p, q, name in keys)
-        rows = tx.query(f"{SELECT_BY_KEYS} WHERE (partition_id, parent_id, name) IN ({where}){lock}")
-        return {(row[0], row[1], row[2]): Inode._make(row) for row in rows}
+        if counted is None:
+            rows = tx.query(f"{SELECT_BY_KEYS} WHERE (partition_id, parent_id, name) IN ({where}){lock}")
+            return {(row[0], row[1], row[2]): Inode._make(row) for row in rows}, None
+        p, q, name = counted
+        picked = f"(i.partition_id={int(p)} AND i.parent_id={int(q)} AND i.name={literals[name]})"
+        rows = tx.query(f"{_SELECT_COUNTING.format(picked)} WHERE (partition_id, parent_id, name) IN ({where})")
+        found, children = {}, None
+        for row in rows:
+            key = (row[0], row[1], row[2])
+            found[key] = Inode._make(row[:-1])
+            if key == counted:
+                children = int(row[-1])
+        return found, children
 
     def resolve(self, tx: Tx, components: list[str], exclusive: int = 0, lock: bool = False,
-                nowait: bool = False) -> Resolved:
+                nowait: bool = False, count_children: bool = False) -> Resolved:
         """Resolve ``components``; with ``lock``, share-lock ancestors and exclusively lock
         the last ``exclusive`` components that exist (with ``nowait``, a row locked by
         another transaction fails the statement at once: error 1205).  The root and the
@@ -115,8 +136,10 @@ class Resolver:
                 break
             keys.append(cached[0])
             parent_id = cached[1]
-        found = self._read_keys(tx, keys[:cut + 1], modes[0])
-        found.update(self._read_keys(tx, keys[cut + 1:], modes[1]))
+        # A plain read whose batch guesses the last component's key can count its children too.
+        counted = keys[-1] if count_children and not lock and len(keys) == len(components) + 1 else None
+        found, children = self._read_keys(tx, keys[:cut + 1], modes[0], counted)
+        found.update(self._read_keys(tx, keys[cut + 1:], modes[1])[0])
         parent = found[ROOT_KEY]
         inodes = [parent]
         for i, name in enumerate(components):
@@ -133,4 +156,7 @@ class Resolver:
             inodes.append(inode)
             parent = inode
         self._remember(prefixes, inodes)
-        return Resolved(components, inodes)
+        resolved = Resolved(components, inodes)
+        if counted is not None and resolved.exists and inodes[-1] is found.get(counted):
+            resolved.children = children     # counted in the statement that read this very row
+        return resolved
