@@ -59,8 +59,8 @@ def test_a_directory_swapped_for_a_file_behind_the_cache(namespace, peer_namespa
     assert type(refused.value).__name__ in ("ParentNotDirectory", "FileAlreadyExists")
 
 
-def test_a_directorys_children_are_counted_in_the_resolving_statement_and_stay_right(namespace, peer_namespace,
-                                                                                      hdfs, monkeypatch):
+def test_a_directorys_children_are_counted_in_the_resolving_statement_and_stay_right(
+        namespace, peer_namespace, hdfs, monkeypatch):
     other = peer_namespace()
     namespace.mkdirs(hdfs, "/d/e")
     write_file(namespace, hdfs, "/d/f", b"x")
