@@ -183,8 +183,8 @@ class Namespace:
         components = split_path(path)
 
         def work(t: Tx) -> FileStatus:
-            # A directory's children are counted in the resolving statement when its key is
-            # known (a cached path: the common case), saving a round trip.
+            # A directory's children are counted in the resolving statement when its path is
+            # cached as a directory (the common case), saving a round trip.
             resolved = self.resolver.resolve(t, components, count_children=True)
             self.permissions.check_traverse(caller, resolved.ancestors, path)
             inode = self._require(resolved, path)

@@ -59,8 +59,8 @@ class Resolved:
 
 class Resolver:
     def __init__(self):
-        # path prefix -> (primary key, id) of its inode; name -> its SQL literal
-        self._cache: dict[tuple[str, ...], tuple[tuple[int, int, str], int]] = {}
+        # path prefix -> (primary key, id, is_dir) of its inode; name -> its SQL literal
+        self._cache: dict[tuple[str, ...], tuple[tuple[int, int, str], int, int]] = {}
         self._literals: dict[str, str] = {}
 
     def forget(self, components: list[str]) -> None:
@@ -74,7 +74,7 @@ class Resolver:
         if len(cache) > CACHE_LIMIT:
             cache.clear()
         for prefix, inode in zip(prefixes, inodes[1:]):
-            entry = (inode.key, inode.id)
+            entry = (inode.key, inode.id, inode.is_dir)
             if cache.get(prefix) != entry:
                 cache[prefix] = entry
 
@@ -128,16 +128,20 @@ class Resolver:
         prefixes = [tuple(components[:i + 1]) for i in range(len(components))]
         keys = [ROOT_KEY]       # keys[i + 1] is the guessed key of components[i]
         parent_id = ROOT_ID
+        directory = True        # whether the last component read was a directory when cached
         for i, name in enumerate(components):
             cached = self._cache.get(prefixes[i])
             if cached is None:
                 if not lock:
                     keys.append((partition_id(parent_id, name), parent_id, name))
+                directory = False
                 break
             keys.append(cached[0])
-            parent_id = cached[1]
-        # A plain read whose batch guesses the last component's key can count its children too.
-        counted = keys[-1] if count_children and not lock and len(keys) == len(components) + 1 else None
+            parent_id, directory = cached[1], cached[2]
+        # A plain read of a cached path to a directory counts its children in the same statement
+        # (the subquery makes MariaDB's work on a statement ~30 % dearer, so only there).
+        counted = keys[-1] if count_children and not lock and directory and len(keys) == len(components) + 1 \
+            else None
         found, children = self._read_keys(tx, keys[:cut + 1], modes[0], counted)
         found.update(self._read_keys(tx, keys[cut + 1:], modes[1])[0])
         parent = found[ROOT_KEY]
