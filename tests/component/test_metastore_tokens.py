@@ -1,9 +1,9 @@
-"""The metastore in its default security mode (token): SASL DIGEST-MD5 with a delegation
-token, from Hive 2.3's own client (a Hadoop credentials file in HADOOP_TOKEN_FILE_LOCATION)
-and from Python's thrift_sasl + pure-sasl; the caller is the token's owner and storage-based
-authorization judges that user.  Refused: no SASL, forged, expired and cancelled tokens,
-set_ugi to another user from a non-proxy user, broken handshakes.  Hive's
-get/renew/cancel_delegation_token calls."""
+"""The metastore in its default security mode (token): SASL DIGEST-MD5 with a delegation token,
+from Hive 2.3's own client (a Hadoop credentials file in HADOOP_TOKEN_FILE_LOCATION) and
+from thrift_sasl with our DIGEST-MD5 client (hopshive.security.sasl_client); the caller is
+the token's owner and storage-based authorization judges that user.  Refused: no SASL,
+forged, expired and cancelled tokens, set_ugi to another user from a non-proxy user, broken
+handshakes.  Hive's get/renew/cancel_delegation_token calls."""
 
 from __future__ import annotations
 

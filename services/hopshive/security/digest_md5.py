@@ -27,6 +27,7 @@ MAX_RESPONSE = 4096
 Principal = TypeVar("Principal")
 
 _DIRECTIVE = re.compile(r'\s*([A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,"\s]*)\s*(?:,|$)')
+_ESCAPED = re.compile(r"\\(.)")
 
 
 def parse_directives(text: str) -> dict[str, str]:
@@ -40,7 +41,9 @@ def parse_directives(text: str) -> dict[str, str]:
             raise SaslRejected(f"DIGEST-MD5: malformed response near {text[position:position + 30]!r}")
         key, value = match.group(1).lower(), match.group(2)
         if value.startswith('"'):
-            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+            value = value[1:-1]
+            if "\\" in value:
+                value = _ESCAPED.sub(r"\1", value)
         if key in directives:
             raise SaslRejected(f"DIGEST-MD5: the response repeats {key}")
         directives[key] = value
@@ -63,12 +66,19 @@ def _hex_md5(data: bytes) -> str:
 def response_value(username: str, realm: str, password: str, nonce: str, cnonce: str, nc: str,
                    digest_uri: str, authzid: str | None, qop: str = "auth", initial: bool = True) -> str:
     """The ``response`` (``initial``) or ``rspauth`` value of RFC 2831 2.1.2.1 for qop=auth."""
+    return response_values(username, realm, password, nonce, cnonce, nc, digest_uri, authzid, qop)[0 if initial else 1]
+
+
+def response_values(username: str, realm: str, password: str, nonce: str, cnonce: str, nc: str,
+                    digest_uri: str, authzid: str | None, qop: str = "auth") -> tuple[str, str]:
+    """(``response``, ``rspauth``): both at the cost of one A1 hash."""
     user_hash = hashlib.md5(_encode(username) + b":" + _encode(realm) + b":" + _encode(password)).digest()
     a1 = user_hash + f":{nonce}:{cnonce}".encode()
     if authzid:
         a1 += b":" + authzid.encode("utf-8")
-    a2 = ("AUTHENTICATE:" if initial else ":") + digest_uri
-    return _hex_md5(f"{_hex_md5(a1)}:{nonce}:{nc}:{cnonce}:{qop}:{_hex_md5(a2.encode())}".encode())
+    head = f"{_hex_md5(a1)}:{nonce}:{nc}:{cnonce}:{qop}:"
+    return tuple(_hex_md5((head + _hex_md5(f"{a2}{digest_uri}".encode())).encode())
+                 for a2 in ("AUTHENTICATE:", ":"))
 
 
 class DigestMD5Server(Generic[Principal]):
@@ -119,10 +129,10 @@ class DigestMD5Server(Generic[Principal]):
         if authzid and authzid != username:
             raise SaslRejected(f"DIGEST-MD5: {username[:40]} may not act as {authzid[:40]}")
         principal, password = self.credentials(username)
-        args = (username, self.realm, password, self.nonce, fields["cnonce"], fields["nc"], fields["digest-uri"],
-                authzid)
-        if not hmac.compare_digest(fields["response"].lower(), response_value(*args)):
+        expected, rspauth = response_values(username, self.realm, password, self.nonce, fields["cnonce"], fields["nc"],
+                                            fields["digest-uri"], authzid)
+        if not hmac.compare_digest(fields["response"].lower(), expected):
             raise SaslRejected("DIGEST-MD5: digest response does not match: wrong password")
         self.principal = principal
         self.complete = True
-        return f"rspauth={response_value(*args, initial=False)}".encode("ascii")
+        return f"rspauth={rspauth}".encode("ascii")
