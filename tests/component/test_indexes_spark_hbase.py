@@ -82,12 +82,12 @@ def test_deferred_and_partition_rebuild(stack):
 
 
 def test_cascades(stack):
-    """A base partition drop drops the index partition; DROP TABLE of the index table is
+    """(With a bitmap index.)  A base partition drop drops the index partition; DROP TABLE of the index table is
     refused; DROP TABLE of the base table drops the index and its table."""
     spark, port = stack
     ix.ok(spark, ["CREATE TABLE ix.c (k BIGINT, ds STRING) USING parquet PARTITIONED BY (ds)",
                   "INSERT INTO ix.c VALUES (1, 'a'), (2, 'b')",
-                  "CREATE INDEX cc ON TABLE ix.c (k) AS 'COMPACT'",
+                  "CREATE INDEX cc ON TABLE ix.c (k) AS 'BITMAP'",
                   "ALTER TABLE ix.c DROP PARTITION (ds='a')"])
     assert set(index_partitions(port, "ix__c_cc__")) == {("b",)}
     assert isinstance(ix.ask(spark, "DROP TABLE ix.ix__c_cc__"), dict)
