@@ -1,5 +1,7 @@
 package org.apache.spark.sql.hopshive.index
 
+import scala.collection.mutable
+
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -80,20 +82,26 @@ abstract class KeyedIndexHandler extends IndexHandler with Serializable {   // i
     sorted.queryExecution.toRdd.mapPartitions { rows =>
       val names = TaskFiles.current()
       val groups = new RowGroups(conf.value.value)
+      val byNumber = mutable.ArrayBuffer.empty[FileRowGroups]    // rows come in key order: any file next
+      def file(number: Int): FileRowGroups = {
+        while (byNumber.length <= number) byNumber += null
+        if (byNumber(number) == null) byNumber(number) = groups.of(names.path(number))
+        byNumber(number)
+      }
       new Iterator[InternalRow] {
         private val in = rows.buffered
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val first = in.next().copy()
-          val file = groups.of(names.path(first.getInt(width)))
-          val kept = place(file, first.getLong(width + 1))
+          val at = file(first.getInt(width))
+          val kept = place(at, first.getLong(width + 1))
           kept.add(first.getLong(width + 1))
           while (in.hasNext && same(first, in.head) && kept.holds(in.head.getLong(width + 1))) {
             kept.add(in.next().getLong(width + 1))         // rows of a place in row order
           }
           val values = new Array[Any](outWidth)
           for (i <- 0 until width) values(i) = first.get(i, types(i))
-          values(width) = file.bucket
+          values(width) = at.bucket
           kept.values.copyToArray(values, width + 1)
           values(values.length - 1) = first.getInt(width + 2)
           new GenericInternalRow(values)
