@@ -18,7 +18,8 @@ object CompactIndexHandler extends KeyedIndexHandler {
   override val className: String = IndexHandlers.CompactClass
   val Offsets = "_offsets"
 
-  override protected val placeFields: Seq[StructField] = Seq(StructField(Offsets, ArrayType(LongType, containsNull = false)))
+  override protected val placeFields: Seq[StructField] =
+    Seq(StructField(Offsets, ArrayType(LongType, containsNull = false)))
 
   override protected def offsets(index: DataFrame): Column = explode(col(Offsets))
 

@@ -43,9 +43,6 @@ trait IndexHandler {
    *  the rows of one base partition stay in the task that read them. */
   def buildPlan(input: BuildInput): RDD[InternalRow]
 
-  /** Parquet writer options of the index table's files (beside zstd and Parquet 2). */
-  def writeOptions(columns: Seq[StructField]): Map[String, String] = Map.empty
-
   /** Called when an index is dropped or rebuilt: forget what queries kept of its old data. */
   def dropHook(dataDirs: Seq[String]): Unit = IndexCache.forget(dataDirs)
 

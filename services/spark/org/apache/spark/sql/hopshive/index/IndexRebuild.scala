@@ -171,7 +171,7 @@ case class IndexRebuild(session: SparkSession, base: CatalogTable, index: Index,
     session.sparkContext.setJobDescription(s"HopsHive: rebuild index ${index.getIndexName} on $db.${index.getOrigTableName}")
     try {
       Dataset.ofRows(session, rows).write.partitionBy("_part").option("compression", "zstd")
-        .option("parquet.writer.version", "PARQUET_2_0").options(handler.writeOptions(columns)).parquet(staging.toString)
+        .option("parquet.writer.version", "PARQUET_2_0").parquet(staging.toString)
     } finally session.sparkContext.setJobDescription(null)
   }
 

@@ -6,7 +6,8 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow,
+  UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.classic.ClassicConversions.castToImpl
@@ -42,20 +43,13 @@ abstract class KeyedIndexHandler extends IndexHandler with Serializable {   // i
   /** The row-group offsets of an index row, as a column over the index table (one value or an array). */
   protected def offsets(index: DataFrame): Column
 
-  def schema(columns: Seq[StructField]): StructType = StructType(columns ++ (StructField(Bucket, StringType) +: placeFields))
+  def schema(columns: Seq[StructField]): StructType =
+    StructType(columns ++ (StructField(Bucket, StringType) +: placeFields))
 
   override def analyzeIndexDefinition(base: CatalogTable, columns: Seq[StructField]): StructType = {
     IndexHandlers.requireAtomic(shortName, columns)
     schema(columns)
   }
-
-  /** No dictionaries but the file names': the sorted values and ascending offsets are delta-encoded
-   *  (Parquet 2), and a dictionary of mostly distinct values costs more to try than it saves. */
-  override def writeOptions(columns: Seq[StructField]): Map[String, String] =
-    (columns.map(_.name) ++ placeFields.map(f => f.dataType match {
-      case _: org.apache.spark.sql.types.ArrayType => s"${f.name}.list.element"
-      case _ => f.name
-    })).map(name => s"parquet.enable.dictionary#$name" -> "false").toMap
 
   override def buildPlan(input: BuildInput): RDD[InternalRow] = {
     val width = input.columns.length
