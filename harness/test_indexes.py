@@ -159,7 +159,7 @@ def test_cascades(sessions, prefix, targets, metastores, webhdfs):
 def indexed(sessions, prefix):
     ix.ok(sessions[0], ix.PROPERTY_INDEXES, prefix)
     yield sessions[0]
-    ix.ok(sessions[0], ["DROP INDEX pk ON ix.t", "DROP INDEX ps ON ix.t"], prefix)
+    ix.ok(sessions[0], ix.DROP_PROPERTY_INDEXES, prefix)
 
 
 @hsettings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

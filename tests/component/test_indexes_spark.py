@@ -8,23 +8,20 @@ module (a second session only for the killed rebuild), small tables."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 
 import pytest
 import requests
 from hypothesis import HealthCheck, given, settings as hsettings
 
-from hopshive.core.db import Database
 from tests.support import index_workload as ix
-from tests.support.metastore import MetastoreProcess, settings, thrift_client
-from tests.support.namenode import NamenodeServer
+from tests.support.index_stack import index_stack
+from tests.support.metastore import thrift_client
 from tests.support.polling import wait_until
-from tests.support.schemas import reset_schemas
-from tests.support.spark_extension import build_jar, session_args
 from tests.support.spark_workload import SparkProcess
 
 pytestmark = [pytest.mark.metastore, pytest.mark.spark]
-TIMEOUT = 600
 LOCK_TIMEOUT = 10.0      # seconds: a killed rebuild's lock expires quickly here
 POINT = "SELECT k, s, n, ds FROM ix.t WHERE k = 77"     # a row of partition a
 
@@ -32,27 +29,12 @@ POINT = "SELECT k, s, n, ds FROM ix.t WHERE k = 77"     # a row of partition a
 @pytest.fixture(scope="module")
 def stack(mariadb, tmp_path_factory):
     """(spark, metastore port, namenode, a second session) with ix's tables made."""
-    base = tmp_path_factory.mktemp("indexes")
-    database = Database(mariadb.config)
-    reset_schemas(database)
-    namenode = NamenodeServer(base / "namenode", mariadb.config, workers=1).start()
-    config = settings(mariadb.config, namenode.address, workers=1, lock_timeout=LOCK_TIMEOUT)
-    metastore = MetastoreProcess(base / "metastore", config).start()
-    args = ["--catalog", "hive", "--uris", f"thrift://127.0.0.1:{metastore.port}",
-            "--warehouse", f"webhdfs://{namenode.address}/user/hive/warehouse",
-            *session_args(build_jar(base / "spark-extension"))]
-    spark = SparkProcess(args, base / "spark.log")
-    victim = SparkProcess(args, base / "victim.log")     # for the killed rebuild; starts meanwhile
-    try:
-        ix.ok(spark, ix.SETUP, timeout=TIMEOUT)
-        yield spark, metastore.port, namenode, victim
-    finally:
-        victim.close()
-        spark.close()
-        code = metastore.stop()
-        namenode.stop()
-        database.close()
-    assert code == 0, metastore.log_tail()
+    with index_stack(mariadb, tmp_path_factory.mktemp("indexes"), lock_timeout=LOCK_TIMEOUT) as made:
+        victim = SparkProcess(made.session_args, made.base / "victim.log")   # for the killed rebuild
+        try:
+            yield made.spark, made.port, made.namenode, victim
+        finally:
+            victim.close()
 
 
 def index_partitions(port: int, table: str) -> dict:
@@ -67,14 +49,20 @@ def index_names(port: int, table: str) -> list[str]:
         return client.get_index_names("ix", table, -1)
 
 
-def test_lifecycle_through_spark_sql(stack):
+@pytest.mark.parametrize("handler, kind, places", [
+    ("COMPACT", "compact", ["_bucketname", "_offsets"]),
+    ("org.apache.hadoop.hive.ql.index.bitmap.BitmapIndexHandler", "bitmap", ["_bucketname", "_offset", "_bitmaps"]),
+])
+def test_lifecycle_through_spark_sql(stack, handler, kind, places):
     spark, port, *_ = stack
     assert ix.explain(spark, POINT).used is None          # no index yet: nothing consulted
-    ix.ok(spark, ["CREATE INDEX c ON TABLE ix.t (k) AS 'COMPACT' IDXPROPERTIES ('p'='1') COMMENT 'point lookups'"])
-    assert ix.ask(spark, "SHOW INDEXES ON ix.t") == [["c", "t", "k", "ix__t_c__", "compact", "point lookups"]]
+    ix.ok(spark, [f"CREATE INDEX c ON TABLE ix.t (k) AS '{handler}' IDXPROPERTIES ('p'='1') COMMENT 'point lookups'"])
+    assert ix.ask(spark, "SHOW INDEXES ON ix.t") == [["c", "t", "k", "ix__t_c__", kind, "point lookups"]]
     assert ix.ask(spark, "SHOW FORMATTED INDEXES ON t IN ix")[-1][0] == "idx_name"   # Hive's header row
+    with thrift_client(port, user="root") as client:
+        assert [c.name for c in client.get_table("ix", "ix__t_c__").sd.cols] == ["k", *places]
     explained = ix.explain(spark, POINT)
-    assert "index c (compact on k)" in explained.text and explained.fresh == (2, 2), explained.text
+    assert f"index c ({kind} on k)" in explained.text and explained.fresh == (2, 2), explained.text
     assert explained.read == (1, 12), explained.text
     on, off = ix.on_off(spark, POINT)
     assert on == off and len(on) == 1, (on, off)
@@ -90,7 +78,6 @@ def test_lifecycle_through_spark_sql(stack):
 @pytest.mark.parametrize("statement, words", [
     ("CREATE INDEX e ON TABLE ix.v (k) AS 'COMPACT'", "is a VIRTUAL VIEW. Index on VIRTUAL VIEW is not supported"),
     ("CREATE INDEX e ON TABLE ix.t (k) AS 'org.example.NoSuchHandler'", "Error in loading index handler"),
-    ("CREATE INDEX e ON TABLE ix.t (k) AS 'BITMAP'", "BITMAP index handler"),
     ("CREATE INDEX e ON TABLE ix.t (nope) AS 'COMPACT'", "Check the index columns, they should appear in the table"),
     ("CREATE INDEX e ON TABLE ix.t (k) AS 'COMPACT' STORED AS ORC", "only STORED AS PARQUET"),
     ("ALTER INDEX nope ON ix.t REBUILD", "Invalid index name nope"),
@@ -177,13 +164,23 @@ def staging_dirs(namenode) -> list[str]:
 
 
 def test_only_the_named_row_groups_of_a_file_are_read(stack):
-    """One file of many small row groups: the data-skipping index names the one holding the key
-    (its bloom filter: the key is unsorted, so min/max cannot); the rows are Spark's without it."""
-    spark, *_ = stack
+    """One file of many small row groups, sorted on s: the bitmap index on s names the few holding
+    a value, the data-skipping index on k (its bloom filter: k is unsorted, so min/max cannot)
+    the one holding a key; the rows are Spark's without them.  The bitmap index holds, per value
+    and row group, the bitmap of the rows of the row group holding it: every row of the file once."""
+    spark, port, *_ = stack
     ix.ok(spark, ["CREATE TABLE ix.r (k BIGINT, s STRING) USING parquet OPTIONS ('parquet.block.size'='8192')",
-                  "INSERT INTO ix.r SELECT /*+ REPARTITION(1) */ k, s FROM ix.u",
-                  "CREATE INDEX rg ON TABLE ix.r (k) AS 'DATASKIPPING'"])
+                  "INSERT INTO ix.r SELECT /*+ REPARTITION(1) */ k, s FROM ix.u SORT BY s",   # k still unsorted
+                  "CREATE INDEX rb ON TABLE ix.r (s) AS 'BITMAP'"])
     try:
+        named_rows, groups = bitmap_rows(spark, port)
+        assert named_rows == ix.ask(spark, "SELECT _metadata.row_index, s FROM ix.r") and groups > 1, groups
+        explained = ix.explain(spark, "SELECT * FROM ix.r WHERE s = 's7'")
+        assert "index rb (bitmap on s)" in explained.text and explained.read == (1, 1), explained.text
+        named = int(re.search(r"(\d+) row groups named", explained.text)[1])
+        on, off = ix.on_off(spark, "SELECT * FROM ix.r WHERE s = 's7'")
+        assert on == off and on and 0 < named < groups, (named, on, off)
+        ix.ok(spark, ["DROP INDEX rb ON ix.r", "CREATE INDEX rg ON TABLE ix.r (k) AS 'DATASKIPPING'"])
         explained = ix.explain(spark, "SELECT * FROM ix.r WHERE k = 77")
         assert explained.read == (1, 1) and "; 1 row groups named in 1 files read" in explained.text, explained.text
         for query in ("SELECT * FROM ix.r WHERE k = 77", "SELECT * FROM ix.r WHERE k IN (5, 77, 2999)"):
@@ -210,13 +207,33 @@ def test_cascades(stack):
         assert "ix__c_cc__" not in client.get_all_tables("ix")
 
 
+def bitmap_rows(spark, port: int) -> tuple[list[list[str]], int]:
+    """(row index in the file, s) of every row ix.r's bitmap index rb names, sorted as ask sorts,
+    and the number of row groups it names: a row group's first row is the sum of the rows of the
+    row groups before it (offsets ascend), and its rows are those its bitmaps hold."""
+    with thrift_client(port, user="root") as client:
+        table = client.get_table("ix", "ix__r_rb__")
+    data = f"{table.sd.location}/v{table.parameters['hopshive.index.version']}"
+    rows = ix.ask(spark, f"SELECT _offset, s, concat_ws(',', _bitmaps) FROM parquet.`{data}`")
+    groups: dict[int, list[tuple[str, list[int]]]] = {}
+    for offset, s, code in rows:
+        groups.setdefault(int(offset), []).append((s, ix.bitmap_positions([int(w) for w in code.split(",")])))
+    named, first = [], 0
+    for offset in sorted(groups):
+        held = sorted(p for _, positions in groups[offset] for p in positions)
+        assert held == list(range(len(held))), f"row group at {offset}: rows held more or less than once"
+        named += [[str(first + p), s] for s, positions in groups[offset] for p in positions]
+        first += len(held)
+    return sorted(named), len(groups)
+
+
 @pytest.fixture(scope="module")
 def indexed(stack):
-    """ix.t with a data-skipping index on (k, n, s) and a compact one on s."""
+    """ix.t with a data-skipping index on (k, n, s), a compact one on s and a bitmap one on (n, s)."""
     spark, *_ = stack
     ix.ok(spark, ix.PROPERTY_INDEXES)
     yield spark
-    ix.ok(spark, ["DROP INDEX pk ON ix.t", "DROP INDEX ps ON ix.t"])
+    ix.ok(spark, ix.DROP_PROPERTY_INDEXES)
 
 
 @hsettings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -99,7 +99,25 @@ PREDICATES = st.one_of(
     st.builds(lambda v: f"s LIKE 's{v}%' OR k = {v}", st.integers(0, 99)),
 )
 PROPERTY_INDEXES = ["CREATE INDEX pk ON TABLE ix.t (k, n, s) AS 'DATASKIPPING'",
-                    "CREATE INDEX ps ON TABLE ix.t (s) AS 'COMPACT'"]
+                    "CREATE INDEX ps ON TABLE ix.t (s) AS 'COMPACT'",
+                    "CREATE INDEX pb ON TABLE ix.t (n, s) AS 'BITMAP'"]
+DROP_PROPERTY_INDEXES = ["DROP INDEX pk ON ix.t", "DROP INDEX ps ON ix.t", "DROP INDEX pb ON ix.t"]
+
+
+def bitmap_positions(code: list[int]) -> list[int]:
+    """The row positions a BITMAP index's ``_bitmaps`` holds (RowBitmap in the Spark extension):
+    chunks of a marker -- zero words skipped (high 32 bits), literal words following (low 32
+    bits) -- and those 64-bit words, bit p % 64 of word p / 64 for row p."""
+    positions, i, word = [], 0, 0
+    while i < len(code):
+        marker = code[i] & (2**64 - 1)
+        word += marker >> 32
+        for literal in code[i + 1:i + 1 + (marker & 0xFFFFFFFF)]:
+            literal &= 2**64 - 1
+            positions += [word * 64 + bit for bit in range(64) if literal >> bit & 1]
+            word += 1
+        i += 1 + (marker & 0xFFFFFFFF)
+    return positions
 
 
 def jvm_of(pid: int) -> int:

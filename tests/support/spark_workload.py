@@ -256,7 +256,9 @@ def run(spark, statements, ext, prefix: str = "", progress=None) -> dict:
                 rows = [row for row in rows if row[0] == "default" or row[0].startswith(prefix)]
             results[statement] = sorted(rows)
         except Exception as exc:  # noqa: BLE001 -- the error class is part of the result
-            results[statement] = {"error": type(exc).__name__, "message": str(exc).splitlines()[0][:300]}
+            java = getattr(exc, "java_exception", None)    # Py4JJavaError: its own first line says nothing
+            message = java.toString() if java is not None else str(exc).splitlines()[0]
+            results[statement] = {"error": type(exc).__name__, "message": message[:300]}
         if progress:
             progress(len(results))
     return results

@@ -59,17 +59,13 @@ trait IndexHandler {
 object IndexHandlers {
   val CompactClass = "org.apache.hadoop.hive.ql.index.compact.CompactIndexHandler"
   val BitmapClass = "org.apache.hadoop.hive.ql.index.bitmap.BitmapIndexHandler"
-  val all: Seq[IndexHandler] = Seq(CompactIndexHandler, DataSkippingIndexHandler)
+  val all: Seq[IndexHandler] = Seq(CompactIndexHandler, BitmapIndexHandler, DataSkippingIndexHandler)
 
   /** The handler CREATE INDEX names (a short name or a class name, any case). */
   def named(name: String): IndexHandler = {
     val key = name.trim.toLowerCase(Locale.ROOT)
     all.find(h => h.shortName.toLowerCase(Locale.ROOT) == key || h.className.toLowerCase(Locale.ROOT) == key)
       .getOrElse {
-        if (key == "bitmap" || key == BitmapClass.toLowerCase(Locale.ROOT)) {
-          throw IndexErrors(s"FAILED: Error in loading index handler. The BITMAP index handler ($BitmapClass) is not " +
-            "implemented by HopsHive: use COMPACT or DATASKIPPING")
-        }
         throw IndexErrors(s"FAILED: Error in loading index handler. $name is not a known index handler (known: " +
           all.map(h => s"${h.shortName} = ${h.className}").mkString(", ") + ")")
       }

@@ -8,7 +8,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
- * The files a build task has read, numbered in the order it met them: the compact build sorts
+ * The files a build task has read, numbered in the order it met them: the compact and bitmap builds sort
  * rows carrying a file's number instead of its path (a path is most of a row's bytes: the sort
  * spilled at 20M rows), and turns numbers back into files after the sort, in the same task.
  * Forgotten when the task ends.
