@@ -80,13 +80,14 @@ def test_worker_runs_the_external_shuffle_service(host):
         f"expected the worker's shuffle service on 7337 with authentication; its log:\n{log[-3000:]}")
 
 
-def test_client_configuration_names_the_master_and_holds_the_secret_privately(host):
+def test_client_configuration_names_the_master_and_holds_the_secret_privately(host, node):
+    group = node.variable("spark_submit_group")
     conf = host.file(CLIENT_CONF)
     lines = set(conf.content_string.splitlines())
     assert "spark.master spark://127.0.0.1:7077" in lines and "spark.authenticate true" in lines, (
         f"expected spark.master and spark.authenticate in {CLIENT_CONF}, got:\n{conf.content_string}")
-    assert conf.mode == 0o640 and conf.group == "hopshive", (
-        f"expected {CLIENT_CONF} root:hopshive 0640 (the secret), got {conf.user}:{conf.group} {oct(conf.mode)}")
+    assert conf.mode == 0o640 and conf.group == group, (
+        f"expected {CLIENT_CONF} root:{group} 0640 (the secret), got {conf.user}:{conf.group} {oct(conf.mode)}")
 
 
 @pytest.fixture(scope="module")
