@@ -25,17 +25,17 @@ pytestmark = [pytest.mark.spark]
 MASTER_UI_PORT = 8080      # spark_cluster_master_ui_port
 DEADLINE = 240.0
 
-# Waits until executors of `hosts` hosts have registered (so the job spreads), sums
+# Waits until executors of `hosts` hosts have registered (its REST API lists them), sums
 # sum(i * i) over `tasks` tasks of `seconds` each, and prints what it did.
 JOB = """
-import json, sys, time
+import json, sys, time, urllib.request
 from pyspark.sql import SparkSession
 hosts, tasks, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 spark = SparkSession.builder.appName("hopshive-harness-cluster").getOrCreate()
 sc = spark.sparkContext
-def executor_hosts():
-    return {h.split(":")[0] for h in sc._jsc.sc().getExecutorMemoryStatus().keySet().toList()
-            if h.split(":")[0] != sc.getConf().get("spark.driver.host")}
+def executor_hosts():   # the application's own REST API
+    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/executors"
+    return {e["hostPort"].rsplit(":", 1)[0] for e in json.load(urllib.request.urlopen(url)) if e["id"] != "driver"}
 deadline = time.time() + 120
 while len(executor_hosts()) < hosts and time.time() < deadline:
     time.sleep(0.5)
