@@ -85,6 +85,9 @@ class Targets:
     group_hosts: dict = field(default_factory=dict)  # {inventory group: its first host's address}; {}: all here
     security_mode: str = "token"            # the services': "token" believes tokens only, "simple" names
     tls: bool = False                       # the services serve TLS (hopshive_tls)
+    spark_masters: tuple = ()               # every Spark standalone master's address (the spark_master group)
+    spark_workers: tuple = ()               # every Spark worker's address (the spark_worker group)
+    spark_master_port: int = 7077
     ca_file: str = ""                       # the CA they are verified with when they do
 
     @property
@@ -182,6 +185,8 @@ def load(inventory: str | None, environ=os.environ) -> Targets:
                    tls=tls, ca_file=environ.get("HOPSHIVE_CA_FILE") or found.get("ca_file") or "",
                    platform_admin=admin, group_hosts=found.get("group_hosts", {}),
                    hive_admin=found.get("hive_admin") or "hive",
+                   spark_masters=found.get("spark_masters", ()), spark_workers=found.get("spark_workers", ()),
+                   spark_master_port=int(found.get("spark_master_port", 7077)),
                    security_mode=environ.get("HOPSHIVE_SECURITY_MODE") or found.get("security_mode") or "token")
 
 
@@ -243,6 +248,9 @@ def from_inventory(path: str) -> dict:
              "containers": containers, "db_nodes": db_nodes, "namenodes": namenodes,
              "nameservice": var("hopshive_nameservice", "hopshive") if len(namenodes) > 1 else None,
              "group_hosts": {group: host(group) for group in groups if group != "all" and host(group)},
+             "spark_masters": tuple(address(name) for name in groups.get("spark_master") or []),
+             "spark_workers": tuple(address(name) for name in groups.get("spark_worker") or []),
+             "spark_master_port": var("hopshive_spark_master_port", 7077),
              "hive_admin": var("hopshive_hive_admin", "hive"),
              "security_mode": var("hopshive_security_mode", "token"),
              "platform_admin": (var("platform_admin_email", DEFAULT_PLATFORM_ADMIN[0]),

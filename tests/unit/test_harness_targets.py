@@ -55,3 +55,13 @@ def test_tls_from_the_environment():
     found = targets.load(None, environ={"HOPSHIVE_TLS": "1", "HOPSHIVE_CA_FILE": "/site/ca.pem"})
     assert found.webhdfs_url == "https://127.0.0.1:9870" and found.platform_url == "https://127.0.0.1:8181"
     assert found.ca_file == "/site/ca.pem" and found.scheme == "swebhdfs"
+
+
+def test_spark_cluster_hosts_come_from_their_groups():
+    # Empty on the single host and (until tested there) on the container cluster: the Spark
+    # cluster scenarios skip; the multinode example names its masters and workers.
+    assert targets.load(str(INVENTORIES / "local"), environ={}).spark_masters == ()
+    assert targets.load(str(INVENTORIES / "cluster"), environ={}).spark_workers == ()
+    found = targets.load(str(INVENTORIES / "multinode"), environ={})
+    assert found.spark_masters == found.spark_workers == ("192.0.2.21", "192.0.2.22")
+    assert found.spark_master_port == 7077

@@ -1,0 +1,150 @@
+"""Spark's standalone cluster (roles/spark_cluster, roles/zookeeper) on the container cluster.
+
+A PySpark job submitted with a plain `spark-submit job.py` on the spark host (its client
+configuration names every master) runs on executors of two or more worker hosts, as the
+masters' /json API and the workers' say; its result is checked.  Then master failover
+(destructive): kill -9 of the active master while a job runs; the standby is elected through
+ZooKeeper, the workers and the application re-register with it, and the job's result is
+right.  Runs where the inventory's spark_master (two or more, for failover) and spark_worker
+(two or more) hosts are our containers (inventories/cluster once its groups are filled);
+skipped otherwise.  Expected wall time on the container cluster: about 1 minute each.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+
+import pytest
+
+from harness.support import services
+from tests.support.polling import wait_until
+
+pytestmark = [pytest.mark.spark]
+MASTER_UI_PORT = 8080      # spark_cluster_master_ui_port
+DEADLINE = 240.0
+
+# Waits until executors of `hosts` hosts have registered (its REST API lists them), sums
+# sum(i * i) over `tasks` tasks of `seconds` each, and prints what it did.
+JOB = """
+import json, sys, time, urllib.request
+from pyspark.sql import SparkSession
+hosts, tasks, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+spark = SparkSession.builder.appName("hopshive-harness-cluster").getOrCreate()
+sc = spark.sparkContext
+def executor_hosts():   # the application's own REST API
+    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/executors"
+    return {e["hostPort"].rsplit(":", 1)[0] for e in json.load(urllib.request.urlopen(url)) if e["id"] != "driver"}
+deadline = time.time() + 120
+while len(executor_hosts()) < hosts and time.time() < deadline:
+    time.sleep(0.5)
+print("EXECUTORS", json.dumps(sorted(executor_hosts())), flush=True)
+total = sc.parallelize(range(tasks), tasks).map(lambda i: (time.sleep(seconds), i * i)[1]).sum()
+print("RESULT", json.dumps({"app": sc.applicationId, "master": sc.master, "total": total}), flush=True)
+spark.stop()
+"""
+JOB_PATH = "/tmp/hopshive-harness-cluster-job.py"
+
+
+def master_state(address: str) -> dict | None:
+    try:
+        with urllib.request.urlopen(f"http://{address}:{MASTER_UI_PORT}/json/", timeout=5) as response:
+            return json.load(response)
+    except OSError:
+        return None
+
+
+def leader(targets) -> tuple[str, dict] | None:
+    """(address, /json) of the master that is ALIVE, if one is."""
+    for address in targets.spark_masters:
+        state = master_state(address)
+        if state and state.get("status") == "ALIVE":
+            return address, state
+    return None
+
+
+@pytest.fixture(scope="module")
+def submitter(targets):
+    """The container of the first `spark` host, with the job script in it."""
+    container = targets.containers.get(targets.group_hosts.get("spark", ""))
+    if len(targets.spark_workers) < 2 or not targets.spark_masters or container is None \
+            or not services.controllable(container):
+        services.cannot_control(targets, "needs a Spark master and two or more workers in our cluster containers "
+                                         f"(inventories/cluster); got masters {targets.spark_masters}, workers "
+                                         f"{targets.spark_workers}, spark host container {container}")
+    subprocess.run(["docker", "exec", "-i", container, "sh", "-c", f"cat > {JOB_PATH}"], input=JOB, text=True,
+                   check=True, timeout=30)
+    return container
+
+
+def submit(container: str, hosts: int, tasks: int, seconds: float) -> subprocess.Popen:
+    """`spark-submit job.py` in a login shell of the container: no flags, the deployed client
+    configuration names the masters."""
+    return subprocess.Popen(["docker", "exec", container, "bash", "-lc",
+                             f"spark-submit {JOB_PATH} {hosts} {tasks} {seconds}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finished(job: subprocess.Popen) -> dict:
+    out, err = job.communicate(timeout=DEADLINE)
+    lines = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
+             for line in out.splitlines() if line.startswith(("RESULT ", "EXECUTORS "))}
+    assert job.returncode == 0 and "RESULT" in lines, f"spark-submit failed ({job.returncode}):\n{out}\n{err[-4000:]}"
+    return {"executors": lines.get("EXECUTORS"), **lines["RESULT"]}
+
+
+def executor_hosts(state: dict, app: str) -> set[str]:
+    """Hosts of the workers (listed by the master's /json) that ran executors of ``app``."""
+    hosts = set()
+    for worker in state["workers"]:
+        with urllib.request.urlopen(worker["webuiaddress"] + "/json/", timeout=5) as response:
+            own = json.load(response)
+        if any(e["appid"] == app for e in own["executors"] + own["finishedexecutors"]):
+            hosts.add(worker["host"])
+    return hosts
+
+
+def test_job_runs_on_executors_of_two_hosts(submitter, targets):
+    result = finished(submit(submitter, hosts=2, tasks=16, seconds=0.1))
+    assert result["total"] == sum(i * i for i in range(16)), f"expected {sum(i * i for i in range(16))}, got {result}"
+    masters = ",".join(f"{m}:{targets.spark_master_port}" for m in targets.spark_masters)
+    assert result["master"] == f"spark://{masters}", f"expected the job on spark://{masters}, got {result['master']}"
+    address, state = wait_until(lambda: leader(targets), 30, lambda _: "no master is ALIVE")
+    hosts = executor_hosts(state, result["app"])
+    assert len(hosts) >= 2, (f"expected executors of {result['app']} on two or more hosts, the workers that "
+                             f"{address}'s /json lists show {sorted(hosts)} (the driver saw {result['executors']})")
+
+
+@pytest.mark.destructive
+def test_standby_master_takes_over_a_running_job(submitter, targets):
+    if len(targets.spark_masters) < 2:
+        services.cannot_control(targets, f"needs two or more Spark masters; got {targets.spark_masters}")
+    old, _ = wait_until(lambda: leader(targets), 30, lambda _: "no master is ALIVE before the failure")
+    victim = services.Service("supervisord", "hopshive-spark-master", targets.containers[old])
+    job = submit(submitter, hosts=2, tasks=60, seconds=1.0)
+    try:
+        wait_until(lambda: (leader(targets) or (None, {}))[1].get("activeapps"), 90,
+                   lambda _: f"the job never showed up running on the active master {old}")
+        victim.crash()       # kill -9; supervisord restarts it: stop it to leave the standby alone
+        victim.stop()
+        new, state = wait_until(lambda: leader(targets), 120,
+                                lambda _: f"no standby became ALIVE after {old} was killed: "
+                                          f"{ {m: (master_state(m) or {}).get('status') for m in targets.spark_masters} }")
+        assert new != old, f"expected another master than {old} to lead"
+        result = finished(job)
+    finally:
+        if job.poll() is None:
+            job.kill()
+        victim.start()
+    assert result["total"] == sum(i * i for i in range(60)), f"expected {sum(i * i for i in range(60))}, got {result}"
+
+    def reregistered():
+        state = master_state(new) or {}
+        apps = [a["id"] for a in state.get("activeapps", []) + state.get("completedapps", [])]
+        alive = [w["host"] for w in state.get("workers", []) if w["state"] == "ALIVE"]
+        return (result["app"] in apps and len(alive) >= len(targets.spark_workers)), apps, alive
+    wait_until(lambda: reregistered()[0], 60,
+               lambda _: f"expected {result['app']} and every worker on the new leader {new}, got {reregistered()[1:]}")
+    wait_until(lambda: (master_state(old) or {}).get("status") == "STANDBY", 60,
+               lambda _: f"the restarted master {old} is not STANDBY: {(master_state(old) or {}).get('status')}")
