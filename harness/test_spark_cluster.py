@@ -67,9 +67,11 @@ def leader(targets) -> tuple[str, dict] | None:
 @pytest.fixture(scope="module")
 def submitter(targets):
     """The container of the first `spark` host, with the job script in it."""
+    if not targets.spark_masters:     # not a failure: the inventory deploys no Spark cluster
+        pytest.skip("the inventory has no spark_master hosts (inventories/cluster's group is empty "
+                    "until this scenario has run there, issue #26)")
     container = targets.containers.get(targets.group_hosts.get("spark", ""))
-    if len(targets.spark_workers) < 2 or not targets.spark_masters or container is None \
-            or not services.controllable(container):
+    if len(targets.spark_workers) < 2 or container is None or not services.controllable(container):
         services.cannot_control(targets, "needs a Spark master and two or more workers in our cluster containers "
                                          f"(inventories/cluster); got masters {targets.spark_masters}, workers "
                                          f"{targets.spark_workers}, spark host container {container}")
