@@ -4,15 +4,11 @@ catalog on local disk (run once per module, beside the first store's session).""
 
 from __future__ import annotations
 
-
 import pytest
 import requests
 
-from hopshive.core.db import Database
-from tests.support.hbase import HBaseServerProcess
-from tests.support.metastore import MetastoreProcess, invariant_violations, settings, thrift_client
-from tests.support.namenode import NamenodeServer
-from tests.support.schemas import reset_schemas
+from tests.support.metastore import invariant_violations, thrift_client
+from tests.support.metastore_stack import metastore_stack
 from tests.support.spark_extension import build_jar, session_args
 from tests.support.spark_workload import PHASES, SparkProcess, assert_same_results
 
@@ -24,21 +20,8 @@ TIMEOUT = 900
 def stack(mariadb, tmp_path_factory, request):
     """The stack on each metastore store (the HBase store on our HBase Thrift server)."""
     base = tmp_path_factory.mktemp("spark-stack")
-    database = Database(mariadb.config)
-    reset_schemas(database)
-    namenode = NamenodeServer(base / "namenode", mariadb.config, workers=1).start()
-    config = settings(mariadb.config, namenode.address, backend=request.param)
-    hbase = HBaseServerProcess(base / "hbase").start() if request.param == "hbase" else None
-    if hbase is not None:
-        config["hbase"]["port"] = hbase.port
-    metastore = MetastoreProcess(base / "metastore", config).start()
-    yield {"base": base, "db": database, "namenode": namenode, "metastore": metastore}
-    code = metastore.stop()
-    if hbase is not None:
-        hbase.stop()
-    namenode.stop()
-    database.close()
-    assert code == 0, metastore.log_tail()
+    with metastore_stack(mariadb, base, request.param) as servers:
+        yield {"base": base, "db": servers.db, "namenode": servers.namenode, "metastore": servers.metastore}
 
 
 class BuiltinCatalog:
