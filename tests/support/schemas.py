@@ -16,7 +16,7 @@ from hopshive.core.db import Database
 from hopshive.core.migrations import upgrade
 from hopshive.core.schematool import COMPONENTS
 
-SCHEMAS = ("hops", "metastore", "platform")
+SCHEMAS = tuple(component.schema for component in COMPONENTS.values())   # in dependency order
 SEED_SCHEMA = "hopshive_test_seed"
 _IN = ", ".join(f"'{name}'" for name in SCHEMAS)
 
