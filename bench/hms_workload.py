@@ -45,11 +45,12 @@ class MetastoreClient:
     ``set_ugi`` Spark sends first. ``with MetastoreClient("127.0.0.1:9083") as hms: ...``
 
     With ``token`` (a delegation token's identifier and password bytes) the connection
-    authenticates with SASL DIGEST-MD5 instead (a metastore in ``security.mode: token``) and
-    sends no set_ugi, as Hive's client does: the caller is the token's owner."""
+    authenticates with SASL DIGEST-MD5 instead (a metastore in ``security.mode: token``), at
+    ``qop`` (auth, or auth-conf: every message encrypted), and sends no set_ugi, as Hive's
+    client does: the caller is the token's owner."""
 
     def __init__(self, address: str, timeout_s: float = SOCKET_TIMEOUT_S, user: str | None = None,
-                 token: tuple[bytes, bytes] | None = None):
+                 token: tuple[bytes, bytes] | None = None, qop: str = "auth"):
         self.user = user or getpass.getuser()
         self.token = token
         host, _, port = address.rpartition(":")
@@ -57,9 +58,9 @@ class MetastoreClient:
         sock.setTimeout(timeout_s * 1000)
         if token is None:
             self.transport = TBufferedTransport(sock)
-        else:   # the repository's SASL client (thrift_sasl + pure-sasl), as the platform and the tests use it
+        else:   # the repository's SASL client (thrift_sasl + our DIGEST-MD5), as the platform and the tests use it
             from hopshive.security.sasl_client import digest_md5_transport
-            self.transport = digest_md5_transport(sock, *token)
+            self.transport = digest_md5_transport(sock, *token, qop=qop)
         self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))
 
     def __enter__(self) -> ThriftHiveMetastore.Client:

@@ -1,8 +1,10 @@
 """The metastore's Thrift port with TLS (#24 item 4): Python clients speak SASL with a token
 inside TLS and verify the server with the deployment's CA; a connection without TLS is
-refused unless it is SASL-authenticated and metastore.tls_plain_sasl allows it, because Hive
-2.3's client (Spark's) cannot do SASL and SSL together -- shown here with that client itself:
-with SASL on it ignores its SSL settings, with SASL off it speaks TLS with a truststore."""
+refused unless it is SASL-authenticated at qop auth-conf (every message encrypted and signed)
+and metastore.tls_plain_sasl allows it, because Hive 2.3's client (Spark's) cannot do SASL and
+SSL together -- shown here with that client itself: with SASL on it ignores its SSL settings
+(and gets in with hadoop.rpc.protection=privacy only), with SASL off it speaks TLS with a
+truststore."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from thrift.transport.TTransport import TTransportException
 
 from hopshive.metastore.probe import probe
 from hopshive.metastore.thrift.server import TLS_REFUSAL
+from hopshive.security.digest_md5 import AUTH, AUTH_INT
 from hopshive.security.secrets import SecretManager
 from tests.support.metastore import thrift_client
 from tests.support.metastore_fixtures import running
@@ -52,11 +55,15 @@ def test_the_server_is_verified(metastore, token):
             pass
 
 
-def test_without_tls_only_sasl_is_let_in(metastore, token):
+def test_without_tls_only_encrypted_sasl_is_let_in(metastore, token):
     with pytest.raises(TApplicationException, match="requires TLS"):
         with thrift_client(metastore.port, user="carol") as hms:
             hms.get_all_databases()
-    with thrift_client(metastore.port, user=None, token=token) as hms:      # tls_plain_sasl (the default)
+    for qop in (AUTH, AUTH_INT):
+        with pytest.raises(TApplicationException, match=r"requires TLS .*hadoop.rpc.protection=privacy"):
+            with thrift_client(metastore.port, user=None, token=token, qop=qop) as hms:
+                hms.get_all_databases()
+    with thrift_client(metastore.port, user=None, token=token) as hms:  # auth-conf: tls_plain_sasl (the default)
         assert "default" in hms.get_all_databases()
 
 
@@ -91,16 +98,19 @@ def truststore(ca) -> tuple[str, ...]:
 
 def test_hive_2_3_with_sasl_ignores_ssl(db, ca, java_client):
     """SASL and the SSL settings together: Hive 2.3 connects without TLS (its open() takes
-    the SASL branch), so it works where tls_plain_sasl lets it in and nowhere else."""
+    the SASL branch), so it works where tls_plain_sasl lets it in, at privacy, and nowhere
+    else."""
     secrets = SecretManager(db)
     token_file = java_client.token_file(secrets.issue("carol"), "carol")
-    for plain_sasl, works in ((True, True), (False, False)):
+    for plain_sasl, protection, works in ((True, "privacy", True), (True, "authentication", False),
+                                          (True, "integrity", False), (False, "privacy", False)):
         server = next(running(db, security="token", **tls_settings(ca, tls_plain_sasl=plain_sasl)))
         try:
-            code, lines = java_client.run(server.port, token_file, "databases", jvm_options=truststore(ca))
+            code, lines = java_client.run(server.port, token_file, "databases",
+                                          jvm_options=(*truststore(ca), f"-Dhopshive.protection={protection}"))
         finally:
             server.stop()
-        assert (code == 0) is works, lines
+        assert (code == 0) is works, (protection, lines)
         if works:
             assert lines[0].startswith("databases [") and "default" in lines[0], lines
 

@@ -25,15 +25,17 @@ class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with
 
     With ``token`` (a delegation token's identifier and password bytes) the connection
     authenticates with SASL DIGEST-MD5 as Hadoop clients do (hopshive.security.sasl_client,
-    which the platform's provisioning uses too); pass ``user=None`` to send no set_ugi then,
-    as Hive's client does.  With ``ca_file`` the connection is TLS, verified with that CA.
+    which the platform's provisioning uses too), at ``qop`` (by default auth over TLS,
+    auth-conf without); pass ``user=None`` to send no set_ugi then, as Hive's client does.
+    With ``ca_file`` the connection is TLS, verified with that CA.
 
     A class, not a @contextmanager generator: the generated exceptions are frozen, and
     contextlib re-raising one through a generator sets its __traceback__, which turns a
     MetaException into "TypeError: can't modify immutable instance"."""
 
     def __init__(self, port: int, hive2: bool = False, user: str | None = "alice", timeout: float = 30.0,
-                 host: str = "127.0.0.1", token: tuple[bytes, bytes] | None = None, ca_file: str | None = None):
+                 host: str = "127.0.0.1", token: tuple[bytes, bytes] | None = None, ca_file: str | None = None,
+                 qop: str | None = None):
         if hive2:
             from hmsclient.genthrift.hive_metastore import ThriftHiveMetastore
         else:
@@ -41,7 +43,7 @@ class thrift_client:  # noqa: N801 -- used like the function it replaced: ``with
         sock = TSocket.TSocket(host, port) if ca_file is None \
             else TSSLSocket.TSSLSocket(host, port, ssl_context=client_context(ca_file))
         sock.setTimeout(int(timeout * 1000))
-        self.transport = TTransport.TBufferedTransport(sock) if token is None else digest_md5_transport(sock, *token)
+        self.transport = TTransport.TBufferedTransport(sock) if token is None else digest_md5_transport(sock, *token, qop=qop)
         self.client = ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(self.transport))
         self.user = user
 

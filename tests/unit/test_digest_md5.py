@@ -53,11 +53,13 @@ def test_the_exchange_ends_after_the_response():
         server.evaluate(b"again")
 
 
-def test_auth_int_other_realms_nonces_and_authzids_are_refused():
+def test_unknown_qops_and_ciphers_other_realms_nonces_and_authzids_are_refused():
     nonce = "n0nce"
     base = {"username": "u", "realm": "default", "nonce": nonce, "cnonce": "c", "nc": "00000001",
             "digest-uri": "hive/default", "response": "0" * 32}
-    for change, message in [({"qop": "auth-int"}, "qop 'auth-int' is not offered"),
+    for change, message in [({"qop": "auth-bogus"}, "qop 'auth-bogus' is not one of"),
+                            ({"qop": "auth-conf", "cipher": "rc4"}, "cipher 'rc4' is not offered"),
+                            ({"qop": "auth-conf"}, "cipher '' is not offered"),
                             ({"realm": "other"}, "unknown realm 'other'"),
                             ({"nonce": "stale"}, "another nonce"),
                             ({"nc": "00000002"}, "nonce count"),

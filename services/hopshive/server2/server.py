@@ -90,9 +90,11 @@ DEFAULTS = {
     },
 }
 
-# What Hive 2.3's metastore client needs to send its token over SASL DIGEST-MD5.
+# What Hive 2.3's metastore client needs to send its token over SASL DIGEST-MD5, encrypting
+# every message (qop auth-conf): it cannot put TLS under SASL.
 METASTORE_TOKEN_CONF = {"spark.hadoop.hive.metastore.sasl.enabled": "true",
-                        "spark.hadoop.hive.metastore.token.signature": HIVE_SIGNATURE}
+                        "spark.hadoop.hive.metastore.token.signature": HIVE_SIGNATURE,
+                        "spark.hadoop.hadoop.rpc.protection": "privacy"}
 
 
 def engine_settings(s2: dict, security: dict) -> dict:

@@ -39,6 +39,8 @@ class PlainMechanism:
     """SASL PLAIN (``[authzid]\\0user\\0password``), checked by ``authenticate(user,
     password, client)``; a Server2Error from it refuses the client."""
 
+    layer = None        # PLAIN has no security layer: server2 gets its protection from TLS
+
     def __init__(self, authenticate: Callable[[str, str, str], object], client: str):
         self.authenticate = authenticate
         self.client = client

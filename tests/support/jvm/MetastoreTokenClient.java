@@ -13,6 +13,8 @@
 // -Dhopshive.sasl=false turns SASL off; -Dhopshive.truststore=FILE (PKCS12, password in
 // -Dhopshive.truststore.password) turns hive.metastore.use.SSL on.  Hive 2.3 does one or the
 // other: with SASL on, its HiveMetaStoreClient.open() never looks at the SSL settings.
+// -Dhopshive.protection=integrity|privacy sets hadoop.rpc.protection: the SASL qop (auth-int,
+// auth-conf) Hadoop's SaslPropertiesResolver hands the metastore client.
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.util.Arrays;
@@ -44,6 +46,9 @@ public class MetastoreTokenClient {
             conf.setVar(HiveConf.ConfVars.HIVE_METASTORE_SSL_TRUSTSTORE_PATH, System.getProperty("hopshive.truststore"));
             conf.setVar(HiveConf.ConfVars.HIVE_METASTORE_SSL_TRUSTSTORE_PASSWORD,
                         System.getProperty("hopshive.truststore.password", ""));
+        }
+        if (System.getProperty("hopshive.protection") != null) {
+            conf.set("hadoop.rpc.protection", System.getProperty("hopshive.protection"));
         }
         conf.setVar(HiveConf.ConfVars.METASTORE_TOKEN_SIGNATURE, args[1]);
         conf.setIntVar(HiveConf.ConfVars.METASTORETHRIFTCONNECTIONRETRIES, 1);

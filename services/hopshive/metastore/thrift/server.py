@@ -14,9 +14,11 @@ and calls in progress finish (up to the grace period).
 With ``tls``, a connection whose first byte opens a TLS handshake (0x16) is TLS, and any of
 the above inside it.  Hive 2.3's client (Spark's built-in one) cannot do both: its
 HiveMetaStoreClient.open() wraps the socket in SASL *or* in SSL, never SSL under SASL.  So
-``plain_sasl`` lets SASL connections (token-authenticated, DIGEST-MD5 at qop=auth: the token's
-password never crosses the wire, the calls do, unencrypted) in without TLS; every other
-connection without TLS gets its first call answered with a refusal that says TLS is required.
+``plain_sasl`` lets SASL connections in without TLS when they protect themselves: DIGEST-MD5
+with a delegation token at qop=auth-conf (``hadoop.rpc.protection=privacy``: every message
+encrypted and signed with keys from the token's password, which never crosses the wire).
+Every other connection without TLS, a SASL one at qop=auth or auth-int included, gets its
+first call answered with a refusal that says what is required.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from thrift.transport.TTransport import TBufferedTransport, TFramedTransport, TT
 
 from ...core.service import accepted
 from ...core.tls import Replayed
-from ...security.sasl import MAX_FRAME, START, Mechanism, SaslError, negotiate
+from ...security.sasl import MAX_FRAME, START, Mechanism, SaslError, SecuredStream, negotiate
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,8 @@ CONTAINER_LIMIT = 10_000_000
 POLL = 0.5
 HANDSHAKE_TIMEOUT = 30.0
 TLS_HANDSHAKE = b"\x16"    # the first byte of a TLS record carrying a ClientHello
-TLS_REFUSAL = "This metastore requires TLS (hive.metastore.use.SSL), or SASL with a delegation token"
+TLS_REFUSAL = ("This metastore requires TLS (hive.metastore.use.SSL), or SASL with a delegation token and "
+               "privacy (hadoop.rpc.protection=privacy)")
 
 
 class SocketTransport(TTransportBase):
@@ -220,11 +223,14 @@ class ThriftServer:
                 conn.settimeout(min(HANDSHAKE_TIMEOUT, self.read_timeout))
                 mechanism = negotiate(conn, self.sasl)
                 conn.settimeout(self.read_timeout)
+                if mechanism.layer is not None:
+                    conn = SecuredStream(conn, mechanism.layer, STRING_LIMIT)
             transport = TBufferedTransport(SocketTransport(conn), 65536) if kind == "buffered" \
                 else TFramedTransport(SocketTransport(conn))
             protocol = TBinaryProtocolAccelerated(transport, string_length_limit=STRING_LIMIT,
                                                   container_length_limit=CONTAINER_LIMIT, fallback=True)
-            if self.tls is not None and not secure and not (kind == "sasl" and self.plain_sasl):
+            confidential = mechanism is not None and mechanism.layer is not None and mechanism.layer.confidential
+            if self.tls is not None and not secure and not (confidential and self.plain_sasl):
                 self._refuse(protocol, peer, TLS_REFUSAL)
                 return
             if mechanism is None and self.sasl_refusal is not None:
