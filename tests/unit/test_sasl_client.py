@@ -7,12 +7,15 @@ from __future__ import annotations
 import base64
 import socket
 import struct
+import threading
 
 import pytest
+from thrift.transport import TSocket
+from thrift.transport.TTransport import TTransportException
 
 from hopshive.security.digest_md5 import AUTH_CONF, AUTH_INT, DigestMD5Server, parse_directives, response_value
-from hopshive.security.sasl import SaslError, SaslRejected, SecuredStream
-from hopshive.security.sasl_client import REALM, DigestMD5Client
+from hopshive.security.sasl import COMPLETE, OK, SaslError, SaslRejected, SecuredStream, negotiate, read_frame, send_frame
+from hopshive.security.sasl_client import REALM, DigestMD5Client, digest_md5_transport
 
 IDENTIFIER, PASSWORD = b"\x00\x05alice\x05alice", b"\x01\x02secret"
 
@@ -142,3 +145,32 @@ def test_a_secured_stream_reads_and_writes_the_plain_framed_stream():
         far.sendall(struct.pack(">I", 2 << 20))
         with pytest.raises(SaslError, match="at most"):
             stream.recv(4)
+
+
+def opened_against(serve) -> str | None:
+    """Open our transport against ``serve(sock)`` in a thread; the error, None when it opened."""
+    near, far = socket.socketpair()
+    with near, far:
+        thread = threading.Thread(target=serve, args=(far,), daemon=True)
+        thread.start()
+        sock = TSocket.TSocket()
+        sock.handle = near
+        try:
+            digest_md5_transport(sock, IDENTIFIER, PASSWORD, qop="auth").open()
+            return None
+        except TTransportException as exc:
+            return str(exc)
+        finally:
+            thread.join(5)
+
+
+def test_the_transport_checks_the_servers_rspauth():
+    """thrift_sasl alone would accept an impostor that answers COMPLETE to anything."""
+    def impostor(sock):
+        read_frame(sock), read_frame(sock)            # START, the empty initial response
+        send_frame(sock, OK, DigestMD5Server(lambda user: (user, "not the password")).evaluate(b""))
+        read_frame(sock)
+        send_frame(sock, COMPLETE, b"rspauth=" + b"0" * 32)
+
+    assert opened_against(lambda sock: negotiate(sock, {"DIGEST-MD5": server})) is None
+    assert "rspauth does not match" in opened_against(impostor)

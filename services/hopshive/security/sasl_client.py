@@ -24,7 +24,7 @@ import struct
 from typing import Any
 
 from thrift.transport.TSSLSocket import TSSLSocket
-from thrift.transport.TTransport import TTransportBase
+from thrift.transport.TTransport import TTransportBase, TTransportException
 from thrift_sasl import TSaslClientTransport
 
 from .digest_md5 import AUTH, AUTH_CONF, CIPHER, QOPS, SecurityLayer, parse_directives, responses, session_key
@@ -43,8 +43,7 @@ class DigestMD5Client:
     """One DIGEST-MD5 exchange (RFC 2831) with python-sasl's methods (start, step, encode,
     decode, getError), which thrift_sasl calls: the client has no initial response, answers
     the server's one challenge at ``qop``, and checks the ``rspauth`` that proves the server
-    knew the password too when it is handed to it (thrift_sasl stops at the server's
-    COMPLETE and does not).  At qop=auth, encode and decode pass bytes through; otherwise
+    knew the password too (``VerifyingTransport`` hands it over).  At qop=auth, encode and decode pass bytes through; otherwise
     they wrap and unwrap whole frames (thrift_sasl hands them the length too)."""
 
     def __init__(self, identifier: bytes, password: bytes, service: str = SERVICE, cnonce: str | None = None,
@@ -122,8 +121,23 @@ class DigestMD5Client:
         return self.error
 
 
+class VerifyingTransport(TSaslClientTransport):
+    """thrift_sasl's transport, which also hands the server's last challenge (DIGEST-MD5's
+    ``rspauth``) to the client: thrift_sasl stops at COMPLETE without looking at it, so a
+    server that does not know the token's password would go unnoticed."""
+
+    def _recv_sasl_message(self):
+        status, payload = super()._recv_sasl_message()
+        if status == self.COMPLETE:
+            ok, _ = self.sasl.step(payload)
+            if not ok:
+                raise TTransportException(type=TTransportException.NOT_OPEN,
+                                          message=f"Bad SASL result: {self.sasl.getError()}")
+        return status, payload
+
+
 def digest_md5_transport(transport: TTransportBase | Any, identifier: bytes, password: bytes,
-                         service: str = SERVICE, qop: str | None = None) -> TSaslClientTransport:
+                         service: str = SERVICE, qop: str | None = None) -> VerifyingTransport:
     """``transport`` (a TSocket or TSSLSocket, opened by the returned transport's open()
     unless it is already) wrapped in SASL DIGEST-MD5 authenticated by the token
     ``identifier`` and ``password``, at ``qop`` (by default auth over TLS, auth-conf
@@ -132,4 +146,4 @@ def digest_md5_transport(transport: TTransportBase | Any, identifier: bytes, pas
         raise ValueError("DIGEST-MD5 needs a token identifier and password")
     if qop is None:
         qop = AUTH if isinstance(transport, TSSLSocket) else AUTH_CONF
-    return TSaslClientTransport(lambda: DigestMD5Client(identifier, password, service, qop=qop), MECHANISM, transport)
+    return VerifyingTransport(lambda: DigestMD5Client(identifier, password, service, qop=qop), MECHANISM, transport)
