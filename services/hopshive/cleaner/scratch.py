@@ -16,7 +16,6 @@ would be: blocks are invalidated, subtree locks respected, and metadata cascades
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from typing import Iterable
 
@@ -121,6 +120,3 @@ def collect(db: Database, remover: NamespaceRemover | None, roots: list[str], st
             log.info("removed", extra={"kind": "scratch", "path": path, "why": why})
     return done
 
-
-def default_owner() -> str:
-    return socket.gethostname()

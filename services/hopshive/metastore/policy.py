@@ -30,11 +30,6 @@ def is_external(table) -> bool:
     return table.tableType == EXTERNAL or str(params.get("EXTERNAL", "")).upper() == "TRUE"
 
 
-def purge_requested(table, context) -> bool:
-    params = table.parameters or {}
-    return env_flag(context, "ifPurge") or str(params.get("auto.purge", "")).lower() == "true"
-
-
 def prepare_database(db, locations: Locations):
     db = copy.deepcopy(db)
     db.name = validate_name(db.name, "database")

@@ -9,9 +9,9 @@ atomic: it commits all of its effects or none.
 
 Directories: methods that create, drop or move objects take ``dirs`` (a
 ``warehouse.Directories`` bound to the calling user).  A backend that shares the namespace's
-database runs the directory operations in the metadata transaction
-(``capabilities.atomic_directories``); a backend that cannot must do the directory side
-first on create and last on drop, and say so in its capabilities.  ``dirs=None`` on a drop
+database runs the directory operations in the metadata transaction (the MariaDB store); a
+backend that cannot must do the directory side first on create and last on drop, and say so
+in its docstring (the HBase store).  ``dirs=None`` on a drop
 means "keep the data".
 
 Errors are the domain errors of ``hopshive.metastore.exceptions`` (and namespace errors from
@@ -21,7 +21,6 @@ directory operations); a backend never raises driver errors to the caller.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from .api import api
@@ -29,15 +28,7 @@ from .indexes import Index
 from .warehouse import Directories
 
 
-@dataclass(frozen=True)
-class Capabilities:
-    atomic_directories: bool      # directory and metadata change in one transaction
-    inode_foreign_keys: bool      # a directory deleted behind our back removes its metadata
-
-
 class RawStore(abc.ABC):
-    capabilities: Capabilities
-
     @classmethod
     def open(cls, db, config: dict) -> "RawStore":
         """The store for a metastore configuration (a backend with settings of its own

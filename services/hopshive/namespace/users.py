@@ -93,12 +93,6 @@ class UserDirectory:
         self._groups[user] = (time.monotonic() + GROUPS_TTL, groups)
         return groups
 
-    def add_to_group(self, user: str, group: str) -> None:
-        user_id, group_id = self.user_id(user), self.group_id(group)
-        self.db.run(lambda tx: tx.execute(
-            "INSERT IGNORE INTO hops.hdfs_users_groups (user_id, group_id) VALUES (%s, %s)", (user_id, group_id)))
-        self._groups.pop(user, None)
-
     def caller(self, user: str) -> Caller:
         groups = self.groups_of(user)
         return Caller(user, groups, user in self.superusers or self.supergroup in groups)

@@ -93,7 +93,7 @@ from ..exceptions import AlreadyExists, InvalidOperation, MetastoreError, NoSuch
 from ..filter.keytypes import key_type
 from ..locations import Locations, replace_prefix
 from ..app import HBASE_DEFAULTS
-from ..store import Capabilities, RawStore
+from ..store import RawStore
 from .hbase import moves, records, rowkey
 from .hbase.indexes import IndexOps
 from .hbase.partition_ops import PartitionOps
@@ -112,7 +112,6 @@ SD_CACHE = 4096
 
 
 class HBaseStore(PartitionOps, IndexOps, StatisticsOps, LockOps, StoreBase, RawStore):
-    capabilities = Capabilities(atomic_directories=False, inode_foreign_keys=False)
 
     def __init__(self, db: Database, config: Mapping | None = None):
         StoreBase.__init__(self, db)

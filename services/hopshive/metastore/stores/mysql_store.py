@@ -11,7 +11,7 @@ serialised; namespace locks are taken after it, root to leaf."""
 from __future__ import annotations
 
 from ...core.db import Database
-from ..store import Capabilities, RawStore
+from ..store import RawStore
 from .mysql.base import StoreBase
 from .mysql.databases import DatabaseOps
 from .mysql.functions import FunctionOps
@@ -25,7 +25,6 @@ from .mysql.tables import TableOps
 
 class MySQLStore(DatabaseOps, TableOps, PartitionReads, PartitionWrites, IndexOps, FunctionOps, StatsOps, LockOps,
                  StoreBase, RawStore):
-    capabilities = Capabilities(atomic_directories=True, inode_foreign_keys=True)
 
     def __init__(self, db: Database):
         StoreBase.__init__(self, db)
