@@ -55,14 +55,14 @@ object DataSkippingIndexHandler extends IndexHandler {
     val fpp = input.properties.get(Fpp).map(_.toDouble).getOrElse(DefaultFpp)
     val conf = input.conf
     input.scan.queryExecution.toRdd.mapPartitions { rows =>
-      val groups = new RowGroups(conf.value.value)
+      val files = TaskFiles.current()
       val orderings = types.map(TypeUtils.getInterpretedOrdering)
       val in = rows.buffered
       new Iterator[InternalRow] {
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val name = in.head.getUTF8String(width).copy()
-          val file = groups.of(name)
+          val file = files.rowGroups(files.number(name), conf.value.value)
           val group = file.find(in.head.getLong(width + 1))
           val part = in.head.getInt(width + 2)
           val mins, maxs = new Array[Any](width)

@@ -31,8 +31,8 @@ import org.apache.spark.util.SerializableConfiguration
  *     rebuild of the same index fails at once, naming the lock; a killed one's lock expires.
  *  2. The base partitions chosen (all, or those of the PARTITION spec) are listed, and their
  *     digests ([[IndexState.digest]]) taken from that listing; exactly those files are read.
- *  3. One Spark job reads them and writes every partition's index into a staging directory
- *     below the index table (`_part=N`, one base partition per task, no shuffle).
+ *  3. One Spark job reads them (as listed: [[BuildScan]]) and writes every partition's index into a
+ *     staging directory below the index table (`_part=N`, one base partition per task, no shuffle).
  *  4. Each partition's output moves to a new version directory `v<version>` below its index
  *     partition; nothing reads it yet.
  *  5. One metastore call (alter_partitions; alter_table when the base is unpartitioned)
@@ -157,7 +157,7 @@ case class IndexRebuild(session: SparkSession, base: CatalogTable, index: Index,
       base.dataSchema.find(f => Indexes.lower(f.name) == Indexes.lower(c.getName)).getOrElse(
         throw IndexErrors(s"FAILED: column ${c.getName} of index ${index.getIndexName} is gone from the base table"))).toSeq
     val scans = targets.zipWithIndex.filter(_._1.files.nonEmpty).map { case (target, i) =>
-      session.read.schema(base.dataSchema).parquet(target.files.map(_.getPath.toString): _*)
+      BuildScan(session, base.dataSchema, target.files)
         .select(columns.map(c => col(s"`${c.name}`")) ++ Seq(col("_metadata.file_path").as("_file"),
           col("_metadata.row_index").as("_row"), lit(i).as("_part")): _*)
         .queryExecution.analyzed

@@ -1,20 +1,17 @@
 package org.apache.spark.sql.hopshive.index
 
-import scala.collection.mutable
-
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, GenericInternalRow,
-  UnsafeProjection}
-import org.apache.spark.sql.catalyst.plans.logical.Filter
-import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Ascending, AttributeReference, BoundReference, Expression,
+  GenericInternalRow, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.codegen.GenerateOrdering
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Project, Sort}
 import org.apache.spark.sql.classic.ClassicConversions.castToImpl
 import org.apache.spark.sql.classic.Dataset
-import org.apache.spark.sql.execution.LogicalRDD
 import org.apache.spark.sql.functions.{col, collect_set}
-import org.apache.spark.sql.types.{IntegerType, LongType, StringType, StructField, StructType}
+import org.apache.spark.sql.types.{StringType, StructField, StructType}
 
 /**
  * What Hive's compact and bitmap indexes share: an index table of one row per distinct value
@@ -23,9 +20,10 @@ import org.apache.spark.sql.types.{IntegerType, LongType, StringType, StructFiel
  * rows there ([[Place]]), written sorted on the indexed columns, so Parquet's statistics of
  * the index files find a value.
  *
- * Built with no shuffle: each task numbers the files it reads ([[TaskFiles]]), sorts its rows
- * on (indexed columns, file number, row) -- a number sorts in a quarter of a path's bytes --
- * and folds each run of equal values in one place into one index row.  (Hive built it with
+ * Built with no shuffle, in one whole-stage plan up to the sort: each task numbers the files it
+ * reads ([[FileNumber]]), sorts its rows on (indexed columns, file number, row) -- a number sorts
+ * in a quarter of a path's bytes -- and folds each run of equal values in one place into one
+ * index row, finding the row groups in the footers the scan read ([[TaskFiles]]).  (Hive built it with
  * `GROUP BY cols, INPUT__FILE__NAME`: a shuffle of every row.)
  *
  * A query reads the index rows matching its predicate on the indexed columns -- any
@@ -54,43 +52,28 @@ abstract class KeyedIndexHandler extends IndexHandler with Serializable {   // i
   override def buildPlan(input: BuildInput): RDD[InternalRow] = {
     val width = input.columns.length
     val types = input.columns.map(_.dataType).toArray
-    val numbered = StructType(input.columns ++ Seq(StructField("_fileNo", IntegerType), StructField("_row", LongType),
-      StructField("_part", IntegerType)))
-    val rows = input.scan.queryExecution.toRdd.mapPartitions[InternalRow] { rows =>
-      val files = TaskFiles.current()
-      val project = UnsafeProjection.create(numbered)
-      val out = new GenericInternalRow(width + 3)
-      rows.map { row =>
-        for (i <- 0 until width) out.update(i, row.get(i, types(i)))
-        out.setInt(width, files.number(row.getUTF8String(width)))
-        out.setLong(width + 1, row.getLong(width + 1))
-        out.setInt(width + 2, row.getInt(width + 2))
-        project(out)
-      }
-    }
-    val order = (input.columns.map(_.name) ++ Seq("_fileNo", "_row")).map(name => col(s"`$name`"))
-    val sorted = Dataset.ofRows(input.scan.sparkSession, LogicalRDD(DataTypeUtils.toAttributes(numbered), rows)(
-      input.scan.sparkSession)).sortWithinPartitions(order: _*)
+    val scan = input.scan.queryExecution.analyzed             // columns..., _file, _row, _part
+    val numbered = Project(scan.output.take(width) ++ Seq(Alias(FileNumber(scan.output(width)), "_fileNo")(),
+      scan.output(width + 1), scan.output(width + 2)), scan)
+    val order = numbered.output.take(width + 2).map(SortOrder(_, Ascending))    // columns, _fileNo, _row
+    val sorted = Dataset.ofRows(input.scan.sparkSession, Sort(order, global = false, numbered))
+    val keys = input.columns.zipWithIndex.map { case (c, i) => SortOrder(BoundReference(i, c.dataType, c.nullable), Ascending) }
     val conf = input.conf
     val outWidth = width + 2 + placeFields.length
     sorted.queryExecution.toRdd.mapPartitions { rows =>
-      val names = TaskFiles.current()
-      val groups = new RowGroups(conf.value.value)
-      val byNumber = mutable.ArrayBuffer.empty[FileRowGroups]    // rows come in key order: any file next
-      def file(number: Int): FileRowGroups = {
-        while (byNumber.length <= number) byNumber += null
-        if (byNumber(number) == null) byNumber(number) = groups.of(names.path(number))
-        byNumber(number)
-      }
+      val files = TaskFiles.current()
+      val sameKey = GenerateOrdering.generate(keys)      // equal as the sort has them
       new Iterator[InternalRow] {
         private val in = rows.buffered
         override def hasNext: Boolean = in.hasNext
         override def next(): InternalRow = {
           val first = in.next().copy()
-          val at = file(first.getInt(width))
+          val number = first.getInt(width)
+          val at = files.rowGroups(number, conf.value.value)
           val kept = place(at, first.getLong(width + 1))
           kept.add(first.getLong(width + 1))
-          while (in.hasNext && same(first, in.head) && kept.holds(in.head.getLong(width + 1))) {
+          while (in.hasNext && in.head.getInt(width) == number && sameKey.compare(first, in.head) == 0 &&
+              kept.holds(in.head.getLong(width + 1))) {
             kept.add(in.next().getLong(width + 1))         // rows of a place in row order
           }
           val values = new Array[Any](outWidth)
@@ -100,8 +83,6 @@ abstract class KeyedIndexHandler extends IndexHandler with Serializable {   // i
           values(values.length - 1) = first.getInt(width + 2)
           new GenericInternalRow(values)
         }
-        private def same(a: InternalRow, b: InternalRow): Boolean =
-          a.getInt(width) == b.getInt(width) && (0 until width).forall(i => a.get(i, types(i)) == b.get(i, types(i)))
       }
     }
   }

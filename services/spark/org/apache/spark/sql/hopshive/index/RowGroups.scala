@@ -1,14 +1,12 @@
 package org.apache.spark.sql.hopshive.index
 
-import java.net.URI
-
-import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.metadata.ParquetMetadata
 import org.apache.parquet.hadoop.util.HadoopInputFile
 
 import org.apache.spark.unsafe.types.UTF8String
@@ -31,20 +29,10 @@ case class FileRowGroups(bucket: UTF8String, groups: Array[RowGroup]) {
 }
 
 /**
- * The row groups of Parquet files, from their footers, read where the rows are (in the
- * build's tasks): a row's `_metadata.row_index` says which row group holds it, and a row
- * group is named by its starting offset, as Hive's compact index names blocks.  Each footer
- * is read once per task (a task reads few files); files are keyed by `_metadata.file_path`.
+ * The row groups of Parquet files, from their footers: a row's `_metadata.row_index` says which
+ * row group holds it, and a row group is named by its starting offset, as Hive's compact index
+ * names blocks.  A build's tasks take them from the footers their scan read ([[TaskFiles]]).
  */
-class RowGroups(conf: Configuration) {
-  private val files = mutable.HashMap.empty[UTF8String, FileRowGroups]
-
-  def of(file: UTF8String): FileRowGroups = files.getOrElseUpdate(file.copy(), {
-    val path = new Path(new URI(file.toString))
-    FileRowGroups(UTF8String.fromString(path.toString), RowGroups.read(conf, path))
-  })
-}
-
 object RowGroups {
   def read(conf: Configuration, path: Path): Array[RowGroup] = {
     val reader = ParquetFileReader.open(HadoopInputFile.fromPath(path, conf), HadoopReadOptions.builder(conf).build())
@@ -56,5 +44,13 @@ object RowGroups {
         group
       }.toArray
     } finally reader.close()
+  }
+
+  /** The row groups of a footer read for a split: those of the split, with their first rows in the file
+   *  (None when the reader did not say). */
+  def of(footer: ParquetMetadata): Option[Array[RowGroup]] = {
+    val blocks = footer.getBlocks.asScala
+    if (blocks.exists(_.getRowIndexOffset < 0)) None
+    else Some(blocks.map(b => RowGroup(b.getRowIndexOffset, b.getRowCount, b.getStartingPos, b.getCompressedSize)).toArray)
   }
 }
