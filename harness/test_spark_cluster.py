@@ -82,8 +82,8 @@ def leader(targets) -> tuple[str, dict] | None:
 def submitter(targets):
     """The container of the first `spark` host, with the job script in it."""
     if not targets.spark_masters:     # not a failure: the inventory deploys no Spark cluster
-        pytest.skip("the inventory has no spark_master hosts (inventories/cluster's group is empty "
-                    "until this scenario has run there, issue #26)")
+        pytest.skip("the inventory has no spark_master hosts (no Spark cluster is deployed; "
+                    "inventories/local's default)")
     container = targets.containers.get(targets.group_hosts.get("spark", ""))
     if len(targets.spark_workers) < 2 or container is None or not services.controllable(container):
         services.cannot_control(targets, "needs a Spark master and two or more workers in our cluster containers "
