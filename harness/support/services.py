@@ -134,6 +134,13 @@ def cleaner(port: int, how: str, container: str | None = None) -> Service:
                    container)
 
 
+def spark_daemon(daemon: str, how: str, container: str | None = None) -> Service:
+    """A Spark standalone daemon (master, worker or history; names from roles/spark_cluster).
+    A worker's executors run in its process group: crashing it takes them down too."""
+    return Service(how, f"hopshive-spark-{daemon}" if how == "supervisord" else f"hopshive-spark@{daemon}",
+                   container)
+
+
 def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it (e.g. a Python child and the JVM it started)."""
     found, pending = [], [pid]
