@@ -81,7 +81,8 @@ def _hex_md5(data: bytes) -> str:
 def response_value(username: str, realm: str, password: str, nonce: str, cnonce: str, nc: str,
                    digest_uri: str, authzid: str | None, qop: str = AUTH, initial: bool = True) -> str:
     """The ``response`` (``initial``) or ``rspauth`` value of RFC 2831 2.1.2.1."""
-    return response_values(username, realm, password, nonce, cnonce, nc, digest_uri, authzid, qop)[0 if initial else 1]
+    key = session_key(username, realm, password, nonce, cnonce, authzid)
+    return responses(key, nonce, cnonce, nc, digest_uri, qop)[0 if initial else 1]
 
 
 def session_key(username: str, realm: str, password: str, nonce: str, cnonce: str, authzid: str | None) -> bytes:
@@ -93,15 +94,8 @@ def session_key(username: str, realm: str, password: str, nonce: str, cnonce: st
     return hashlib.md5(a1).digest()
 
 
-def response_values(username: str, realm: str, password: str, nonce: str, cnonce: str, nc: str,
-                    digest_uri: str, authzid: str | None, qop: str = AUTH) -> tuple[str, str]:
-    """(``response``, ``rspauth``): both at the cost of one A1 hash."""
-    return responses(session_key(username, realm, password, nonce, cnonce, authzid), nonce, cnonce, nc,
-                     digest_uri, qop)
-
-
 def responses(key: bytes, nonce: str, cnonce: str, nc: str, digest_uri: str, qop: str) -> tuple[str, str]:
-    """(``response``, ``rspauth``) from the session key H(A1)."""
+    """(``response``, ``rspauth``) from the session key H(A1): both at the cost of one A1 hash."""
     head = f"{key.hex()}:{nonce}:{nc}:{cnonce}:{qop}:"
     tail = "" if qop == AUTH else ":" + "0" * 32
     return tuple(_hex_md5((head + _hex_md5(f"{a2}{digest_uri}{tail}".encode())).encode())

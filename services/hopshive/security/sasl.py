@@ -62,13 +62,15 @@ class Stream(Protocol):
 
 
 def _recv_exact(sock: Stream, size: int) -> bytes:
-    data = b""
+    """``size`` bytes, gathered without re-copying what came before (a wrapped frame after the
+    handshake may be many megabytes in many chunks)."""
+    data = bytearray()
     while len(data) < size:
         chunk = sock.recv(size - len(data))
         if not chunk:
-            raise SaslError("connection closed during the SASL handshake")
+            raise SaslError("connection closed in the middle of a SASL frame")
         data += chunk
-    return data
+    return bytes(data)
 
 
 def read_frame(sock: Stream) -> tuple[int, bytes]:
