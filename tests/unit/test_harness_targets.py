@@ -58,10 +58,11 @@ def test_tls_from_the_environment():
 
 
 def test_spark_cluster_hosts_come_from_their_groups():
-    # Empty on the single host and (until tested there) on the container cluster: the Spark
-    # cluster scenarios skip; the multinode example names its masters and workers.
+    # Empty on the single host (the Spark cluster scenarios skip there); the container cluster
+    # and the multinode example name their masters and workers.
     assert targets.load(str(INVENTORIES / "local"), environ={}).spark_masters == ()
-    assert targets.load(str(INVENTORIES / "cluster"), environ={}).spark_workers == ()
+    cluster = targets.load(str(INVENTORIES / "cluster"), environ={})
+    assert cluster.spark_masters == cluster.spark_workers == ("172.30.80.21", "172.30.80.22")
     found = targets.load(str(INVENTORIES / "multinode"), environ={})
     assert found.spark_masters == found.spark_workers == ("192.0.2.21", "192.0.2.22")
     assert found.spark_master_port == 7077
