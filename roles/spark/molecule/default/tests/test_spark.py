@@ -1,7 +1,7 @@
 """spark: /etc/hopshive/spark's client configuration (Hive catalog on both metastore
-instances, WebHDFS as warehouse and default file system, the directory-keeping commit
-protocol from the extension jar, map-join pruning offered commented out), the protocol
-compiled into that jar, login shells' SPARK_CONF_DIR and spark-submit, and the files copied
+instances, WebHDFS over TLS (swebhdfs, the default) as warehouse and default file system, the
+directory-keeping commit protocol from the extension jar, map-join pruning offered commented
+out), the protocol compiled into that jar (and no copy of its source left on the host), login shells' SPARK_CONF_DIR and spark-submit, and the files copied
 into the listed pyspark package that exists (prepare.yml's stand-in), the missing one skipped."""
 
 import pytest
@@ -18,8 +18,8 @@ METASTORE_URIS = "thrift://127.0.0.1:9083,thrift://127.0.0.1:9084"
     [
         "spark.sql.catalogImplementation hive",
         f"spark.hadoop.hive.metastore.uris {METASTORE_URIS}",
-        "spark.sql.warehouse.dir webhdfs://127.0.0.1:9870/user/hive/warehouse",
-        "spark.hadoop.fs.defaultFS webhdfs://127.0.0.1:9870",
+        "spark.sql.warehouse.dir swebhdfs://127.0.0.1:9870/user/hive/warehouse",
+        "spark.hadoop.fs.defaultFS swebhdfs://127.0.0.1:9870",
         "spark.sql.sources.commitProtocolClass io.hopshive.spark.KeepDirectoriesCommitProtocol",
         f"spark.driver.extraClassPath {EXTENSION_JAR}",
         "# spark.hopshive.mapJoinPruning.enabled true",
@@ -34,6 +34,8 @@ def test_extension_jar_holds_the_compiled_protocol(host):
     entries = host.check_output(f"jar tf {EXTENSION_JAR}").splitlines()
     protocol = "io/hopshive/spark/KeepDirectoriesCommitProtocol.class"
     assert protocol in entries, f"expected {protocol}, got jar contents: {entries}"
+    # Compiled once on the play's first host from an archive in a temporary directory.
+    assert host.file("/opt/hopshive/spark-extension").listdir() == ["hopshive-spark.jar"]
 
 
 def test_login_shell_runs_the_deployed_spark(host):
