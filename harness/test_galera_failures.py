@@ -96,8 +96,8 @@ def nodes(targets) -> list[Node]:
 @pytest.fixture
 def restore(nodes, db, metastores, targets):
     """Every node running and Synced again after the test, and the deployment as it was: the
-    services, which stay on the node they failed over to, restarted so that they use their
-    first database node again (other scenarios lock rows on it and read its processlist);
+    services that use the database, which stay on the node they failed over to, restarted so
+    that they use their first database node again (other scenarios lock rows on it and read its processlist);
     the harness's own connection reopened."""
     yield
     for node in nodes:
@@ -107,7 +107,7 @@ def restore(nodes, db, metastores, targets):
     reopen(db)
     for container in targets.containers.values():
         if services.manager(container) == "supervisord":
-            services.restart_all(container)
+            services.restart_database_clients(container)
     for instance in metastores:
         ms.wait_healthy(instance)
 

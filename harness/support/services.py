@@ -115,11 +115,24 @@ def manager(container: str | None = None) -> str | None:
     return None
 
 
-def restart_all(container: str) -> None:
-    """Restart every HopsHive service in ``container`` (those its supervisord runs)."""
-    done = run_on(container, SUPERVISORCTL, "restart", "all", timeout=2 * DEADLINE)
+# The supervisord programs that hold connections to the database (roles' service names).
+DATABASE_CLIENTS = ("hopshive-namenode", "hopshive-metastore-", "hopshive-cleaner-", "hopshive-server2",
+                    "hopshive-platform")
+
+
+def restart_database_clients(container: str) -> None:
+    """Restart the HopsHive services in ``container`` that use the database (those its
+    supervisord runs), so they connect to their first database node again.  Spark's daemons,
+    ZooKeeper and the exporters have no database pool to move back, and restarting them too
+    would cost minutes of JVM start-ups and a fresh Spark master election."""
+    listed = run_on(container, SUPERVISORCTL, "status")
+    names = [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
+    chosen = [name for name in names if name.startswith(DATABASE_CLIENTS)]
+    if not chosen:
+        return
+    done = run_on(container, SUPERVISORCTL, "restart", *chosen, timeout=2 * DEADLINE)
     if done.returncode != 0:
-        raise AssertionError(f"restarting the services of {container}: {done.stdout}{done.stderr}")
+        raise AssertionError(f"restarting {chosen} in {container}: {done.stdout}{done.stderr}")
 
 
 def metastore(port: int, how: str, container: str | None = None) -> Service:
