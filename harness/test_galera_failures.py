@@ -97,8 +97,8 @@ def nodes(targets) -> list[Node]:
 def restore(nodes, db, metastores, targets):
     """Every node running and Synced again after the test, and the deployment as it was: the
     services that use the database, which stay on the node they failed over to, restarted so
-    that they use their first database node again (other scenarios lock rows on it and read its processlist);
-    the harness's own connection reopened."""
+    that they use their first database node again (other scenarios lock rows on it and read
+    its processlist); the harness's own connection reopened."""
     yield
     for node in nodes:
         if node.state() is None:
