@@ -171,8 +171,7 @@ def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
     assert hdfs.status(f"{scratch.path}/small/s0", strict=False), "the refused restore changed the cluster"
 
     for container in cluster["all"]:
-        if services.manager(container) == "supervisord":
-            run_in(container, f"{services.SUPERVISORCTL} stop all")
+        services.stop_all(container)
     for container in cluster["databases"]:
         wiped = run_in(container, WIPE_DATABASE)
         assert wiped.returncode == 0, wiped.stdout + wiped.stderr

@@ -105,9 +105,7 @@ def restore(nodes, db, metastores, targets):
             node.start()
     wait_synced(nodes)
     reopen(db)
-    for container in targets.containers.values():
-        if services.manager(container) == "supervisord":
-            services.restart_database_clients(container)
+    services.restart_database_clients(set(targets.containers.values()))
     for instance in metastores:
         ms.wait_healthy(instance)
 

@@ -24,10 +24,11 @@ def namenodes(targets):
     controls = []
     for endpoint in targets.namenodes:
         container = targets.containers.get(endpoint.rsplit(":", 1)[0])
-        if len(targets.namenodes) < 2 or container is None or services.manager(container) != "supervisord":
+        how = services.manager(container) if container else None
+        if len(targets.namenodes) < 2 or how is None:
             services.cannot_control(targets, f"needs two or more namenodes in our cluster containers, controlled by the harness "
                         f"as root (inventories/cluster); got {targets.namenodes}")
-        controls.append((endpoint, services.Service("supervisord", "hopshive-namenode", container)))
+        controls.append((endpoint, services.namenode(how, container)))
     yield controls
     for _, service in controls:
         service.start()

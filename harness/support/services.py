@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -106,33 +107,62 @@ def manager(container: str | None = None) -> str | None:
     cannot control them."""
     if os.geteuid() != 0 or (container and not controllable(container)):
         return None
-    if container:
-        return "supervisord" if run_on(container, SUPERVISORCTL, "pid").returncode == 0 else None
-    if os.path.exists(SUPERVISORCTL) and run_on(None, SUPERVISORCTL, "pid").returncode == 0:
+    installed = container or os.path.exists(SUPERVISORCTL)     # (a container says so by failing)
+    if installed and run_on(container, SUPERVISORCTL, "pid").returncode == 0:
         return "supervisord"
-    if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
+    if run_on(container, "test", "-d", "/run/systemd/system").returncode == 0:
         return "systemd"
     return None
 
 
-# The supervisord programs that hold connections to the database (roles' service names).
-DATABASE_CLIENTS = ("hopshive-namenode", "hopshive-metastore-", "hopshive-cleaner-", "hopshive-server2",
+# The services that hold connections to the database (the roles' program and unit names).
+DATABASE_CLIENTS = ("hopshive-namenode", "hopshive-metastore", "hopshive-cleaner", "hopshive-server2",
                     "hopshive-platform")
 
 
-def restart_database_clients(container: str) -> None:
-    """Restart the HopsHive services in ``container`` that use the database (those its
-    supervisord runs), so they connect to their first database node again.  Spark's daemons,
-    ZooKeeper and the exporters have no database pool to move back, and restarting them too
-    would cost minutes of JVM start-ups and a fresh Spark master election."""
-    listed = run_on(container, SUPERVISORCTL, "status")
-    names = [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
-    chosen = [name for name in names if name.startswith(DATABASE_CLIENTS)]
-    if not chosen:
-        return
-    done = run_on(container, SUPERVISORCTL, "restart", *chosen, timeout=2 * DEADLINE)
-    if done.returncode != 0:
-        raise AssertionError(f"restarting {chosen} in {container}: {done.stdout}{done.stderr}")
+def running(container: str, how: str) -> list[str]:
+    """The HopsHive programs (supervisord) or units (systemd) running in ``container``."""
+    if how == "supervisord":
+        listed = run_on(container, SUPERVISORCTL, "status").stdout.splitlines()
+        return [line.split()[0] for line in listed if "RUNNING" in line.split()[1:2]]
+    listed = run_on(container, "systemctl", "list-units", "--type=service", "--state=active", "--plain",
+                    "--no-legend", "hopshive-*").stdout.splitlines()
+    return [line.split()[0] for line in listed if line.strip()]
+
+
+def restart_database_clients(containers) -> None:
+    """Restart the HopsHive services in ``containers`` that use the database, so they connect
+    to their first database node again; the containers in parallel (each restart waits for
+    its services to be up).  Spark's daemons, ZooKeeper and the exporters have no database
+    pool to move back, and restarting them too would cost minutes of JVM start-ups and a
+    fresh Spark master election."""
+    def restart(container: str) -> None:
+        how = manager(container)
+        chosen = [name for name in running(container, how) if name.startswith(DATABASE_CLIENTS)] if how else []
+        if not chosen:
+            return
+        command = [SUPERVISORCTL, "restart"] if how == "supervisord" else ["systemctl", "restart"]
+        done = run_on(container, *command, *chosen, timeout=2 * DEADLINE)
+        if done.returncode != 0:
+            raise AssertionError(f"restarting {chosen} in {container}: {done.stdout}{done.stderr}")
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(restart, containers))
+
+
+def stop_all(container: str) -> None:
+    """Stop every HopsHive service in ``container`` (what restore.yml also does first)."""
+    how = manager(container)
+    command = {"supervisord": [SUPERVISORCTL, "stop", "all"], "systemd": ["systemctl", "stop", "hopshive-*"]}
+    if how:
+        done = run_on(container, *command[how], timeout=2 * DEADLINE)
+        if done.returncode != 0:
+            raise AssertionError(f"stopping the services in {container}: {done.stdout}{done.stderr}")
+
+
+def namenode(how: str, container: str | None = None) -> Service:
+    """The namenode of a host (the same name under both managers, roles/namenode)."""
+    return Service(how, "hopshive-namenode", container)
 
 
 def metastore(port: int, how: str, container: str | None = None) -> Service:
