@@ -5,6 +5,7 @@ applied in order; the number applied last is kept in ``<schema>.SCHEMA_MIGRATION
 files may use ``{engine}`` (InnoDB here, ``ndbcluster`` on MySQL Cluster sites) and
 ``{schema}``.  DDL is not transactional in MariaDB, so each file is written to be re-runnable
 (``IF NOT EXISTS``) and is recorded only once it has fully applied.
+Each keeps the previous release's code working: expand, then contract (``migration_rules``).
 """
 
 from __future__ import annotations

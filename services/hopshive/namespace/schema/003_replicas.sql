@@ -1,6 +1,11 @@
 -- Replicated blocks (issue 13).  A block's bytes may live on several holders (namenode
 -- processes with a block directory, named by their advertised host:port); each replica is a
 -- row here.  hdfs_block_infos.location stays the holder that first wrote the block.
+--
+-- contract: hdfs_invalidated_blocks' primary key widens to (block_id, location).  This
+-- predates rolling upgrades (issue #31): code from before it deletes invalidations by
+-- block_id alone, which would forget other holders' replicas (their files stay on disk),
+-- so upgrading past 003 means stopping every namenode first.
 CREATE TABLE IF NOT EXISTS {schema}.hdfs_replicas (
   block_id BIGINT NOT NULL,
   location VARCHAR(255) NOT NULL,
