@@ -18,79 +18,23 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import pymysql
 import pytest
 
 from harness.support import identity, metastore as ms, services
-from tests.support.hms import database, partition, table
+from harness.support.galera import Node, cluster_nodes, reopen, wait_synced
+from harness.support.workload import Workload, check_acknowledged
+from tests.support.hms import database
 from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.destructive, pytest.mark.metastore]
 REPOSITORY = Path(__file__).resolve().parents[1]
-PARTITIONS = 3
-KILL = "pid=$(pidof -x mysqld_safe) && kill -9 $pid; kill -9 $(pidof mariadbd)"
-
-
-@dataclass(frozen=True)
-class Node:
-    """One Galera node: its address and the container it runs in."""
-    address: str
-    container: str
-    settings: dict
-
-    def kill(self) -> None:
-        """SIGKILL the server (mysqld_safe first, so that it does not respawn it)."""
-        services.run_on(self.container, "sh", "-c", KILL)
-
-    def start(self) -> None:
-        done = services.run_on(self.container, "service", "mariadb", "start", timeout=600)
-        assert done.returncode == 0, f"starting mariadb on {self.container}: {done.stdout}{done.stderr}"
-
-    def state(self) -> tuple[int, str] | None:
-        """(cluster size, local state) as this node reports them, or None when it does not answer."""
-        try:
-            connection = pymysql.connect(**{**self.settings, "host": self.address}, connect_timeout=2)
-        except pymysql.MySQLError:
-            return None
-        with connection, connection.cursor() as cursor:
-            cursor.execute("SHOW STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_local_state_comment')")
-            found = dict(cursor.fetchall())
-        return int(found.get("wsrep_cluster_size", 0)), found.get("wsrep_local_state_comment", "")
-
-    def count(self, sql: str, *args) -> int:
-        """A count read on this node after it has applied every earlier write of the cluster."""
-        with pymysql.connect(**{**self.settings, "host": self.address}) as connection, connection.cursor() as cursor:
-            cursor.execute("SET SESSION wsrep_sync_wait = 1")
-            cursor.execute(sql, args)
-            return cursor.fetchone()[0]
-
-
-def reopen(connection) -> None:
-    """Reconnect the harness's own session connection if its node died under it."""
-    try:
-        connection.ping()
-    except pymysql.MySQLError:
-        connection.connect()
-
-
-def wait_synced(nodes: list[Node], deadline: float = 180.0) -> None:
-    expected = (len(nodes), "Synced")
-    wait_until(lambda: all(node.state() == expected for node in nodes), deadline,
-               lambda _: f"not every node is {expected}: {[(n.address, n.state()) for n in nodes]}")
 
 
 @pytest.fixture(scope="module")
 def nodes(targets) -> list[Node]:
-    addresses = targets.db_nodes
-    if len(addresses) < 3 or any(address not in targets.containers for address in addresses) \
-            or not all(services.controllable(targets.containers[address]) for address in addresses):
-        services.cannot_control(targets, f"the database nodes {addresses} are not a Galera cluster of our containers "
-                    "that the harness controls (inventories/cluster, harness as root)")
-    settings = {k: v for k, v in targets.db.items() if k != "unix_socket"}
-    return [Node(address, targets.containers[address], settings) for address in addresses]
+    return cluster_nodes(targets)
 
 
 @pytest.fixture
@@ -108,65 +52,6 @@ def restore(nodes, db, metastores, targets):
     services.restart_database_clients(set(targets.containers.values()))
     for instance in metastores:
         ms.wait_healthy(instance)
-
-
-@dataclass
-class Workload:
-    """Metastore DDL and WebHDFS writes in a loop, recording what was acknowledged and when."""
-    metastores: list
-    user: str
-    database: str
-    hdfs: object
-    path: str
-    tables: dict = field(default_factory=dict)      # table name -> partitions acknowledged
-    files: dict = field(default_factory=dict)       # path -> content, acknowledged writes
-    acked_at: list = field(default_factory=list)    # monotonic time of every acknowledgement
-    errors: list = field(default_factory=list)
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def _ack(self) -> None:
-        self.acked_at.append(time.monotonic())
-
-    def step(self, i: int) -> None:
-        instance = self.metastores[i % len(self.metastores)]
-        name = f"t{i}"
-        try:
-            with ms.client(instance, self.user, timeout=60) as client:
-                created = table(self.database, name, parts=("p int",), owner=self.user)
-                client.create_table(created)
-                self.tables[name] = 0
-                self._ack()
-                client.add_partitions([partition(created, [str(p)]) for p in range(PARTITIONS)])
-                self.tables[name] = PARTITIONS
-                self._ack()
-        except Exception as exc:  # noqa: BLE001 -- unacknowledged work may fail while a node dies
-            self.errors.append(f"{name}: {type(exc).__name__}: {str(exc)[:200]}")
-        content = f"file {i}\n".encode() * 10
-        try:
-            self.hdfs.write(f"{self.path}/f{i}", content, overwrite=False)
-            self.files[f"{self.path}/f{i}"] = content
-            self._ack()
-        except Exception as exc:  # noqa: BLE001
-            self.errors.append(f"f{i}: {type(exc).__name__}: {str(exc)[:200]}")
-
-    def run(self) -> None:
-        i = 0
-        while not self.stop.is_set():
-            self.step(i)
-            i += 1
-
-    def acked_since(self, moment: float) -> int:
-        return sum(1 for t in self.acked_at if t > moment)
-
-
-def check_acknowledged(load: Workload, metastore: tuple, hdfs) -> None:
-    """Every acknowledged table has its partitions, every acknowledged file its bytes."""
-    with ms.client(metastore, load.user) as client:
-        for name, partitions in load.tables.items():
-            assert len(client.get_partition_names(load.database, name, -1)) >= partitions, name
-    for path, content in load.files.items():
-        with hdfs.read(path) as reader:
-            assert reader.read() == content, path
 
 
 @pytest.fixture
