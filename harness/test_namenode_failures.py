@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.support import identity, services
+from harness.support import identity, services, webhdfs
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.destructive, pytest.mark.namespace]
 SMALL = b"small file, kept in the database next to its inode\n"
@@ -74,6 +75,7 @@ def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, 
         assert ha_spark.read.parquet(f"{logical}/during").count() == 50
     finally:
         victim.start()
+    wait_until(lambda: webhdfs.healthy(targets.namenode_url(first)), 60, lambda _: f"the namenode {first} does not serve")
     with writer.read(f"{path}/after") as handle:      # and the restarted one serves the new files
         assert handle.read() == SMALL
     assert ha_spark.read.parquet(f"{logical}/during").count() == 50

@@ -17,9 +17,7 @@ import subprocess
 import time
 
 import pytest
-import requests
-
-from harness.support import identity, metastore as ms, services, trust
+from harness.support import identity, metastore as ms, services, webhdfs
 from harness.support.galera import cluster_nodes, reopen, wait_synced
 from harness.support.workload import Running, Workload, check_acknowledged
 from tests.support.hms import database
@@ -56,15 +54,6 @@ def answers(address: str, port: int) -> bool:
         return False
 
 
-def namenode_healthy(targets, address: str) -> bool:
-    endpoint = next(n for n in targets.namenodes if n.startswith(f"{address}:"))
-    try:
-        reply = requests.get(f"{targets.namenode_url(endpoint)}/health", timeout=5, verify=trust.ca_file() or True)
-    except requests.RequestException:
-        return False
-    return reply.status_code == 200
-
-
 @pytest.fixture
 def hdfs(targets):
     pytest.importorskip("hdfs")
@@ -91,7 +80,8 @@ def test_a_killed_node_comes_back_by_itself(kind, targets, scratch, db, metastor
         if kind == "galera":
             wait_synced(nodes, BOOT_DEADLINE)
         elif kind == "namenode":
-            wait_until(lambda: namenode_healthy(targets, address), BOOT_DEADLINE,
+            endpoint = next(n for n in targets.namenodes if n.startswith(f"{address}:"))
+            wait_until(lambda: webhdfs.healthy(targets.namenode_url(endpoint)), BOOT_DEADLINE,
                        lambda _: f"the namenode on {address} does not answer /health")
             for instance in [m for m in metastores if m[0] == address]:
                 ms.wait_healthy(instance, BOOT_DEADLINE)

@@ -8,11 +8,22 @@ from __future__ import annotations
 from typing import Iterator
 from urllib.parse import quote
 
+import requests
+
 from hopshive.core.tls import VerifyingSession
 
 from . import identity, trust
 
 PREFIX = "/webhdfs/v1"
+
+
+def healthy(base_url: str) -> bool:
+    """Whether the namenode at ``base_url`` (scheme://host:port) answers GET /health with 200:
+    a service manager says "running" as soon as it has started the process, before it serves."""
+    try:
+        return VerifyingSession(trust.ca_file() or "").get(f"{base_url}/health", timeout=5).status_code == 200
+    except requests.RequestException:
+        return False
 
 
 class WebHdfsError(RuntimeError):
