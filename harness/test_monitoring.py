@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from harness.support import services
-from harness.test_galera_failures import KILL as KILL_MARIADB
+from harness.support.galera import KILL as KILL_MARIADB
 from tests.support.polling import wait_until
 
 PROMETHEUS_PORT = 9089      # roles/monitoring monitoring_prometheus_port
