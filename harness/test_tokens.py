@@ -84,6 +84,14 @@ def forge(token: str, owner: str = "hdfs") -> str:
     return replace(parsed, identifier=replace(parsed.decoded(), owner=owner).to_bytes()).url_string()
 
 
+def tampered(token: str) -> str:
+    """The token with one bit of its signature flipped.  (Changing a character of the URL
+    string's end, as this test once did, changed the token's kind label, which no signature
+    covers, in Hadoop as here, whenever the string's length put that character there.)"""
+    parsed = Token.from_url_string(token)
+    return replace(parsed, password=parsed.password[:-1] + bytes([parsed.password[-1] ^ 1])).url_string()
+
+
 @pytest.fixture
 def token_mode():
     if not identity.secured():
@@ -99,8 +107,7 @@ def test_every_namenode_refuses_callers_without_a_valid_token(targets, members, 
                                     ({"user.name": "hdfs"}, 401, "SecurityException"),
                                     ({"user.name": "hdfs", "doas": "root"}, 401, "SecurityException"),
                                     ({"delegation": forge(token)}, 403, "InvalidToken"),
-                                    ({"delegation": token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1]},
-                                     403, "InvalidToken"),
+                                    ({"delegation": tampered(token)}, 403, "InvalidToken"),
                                     ({"delegation": expiring}, 403, "expired")]:
             answer = requests.get(f"{url}/webhdfs/v1/", params={"op": "LISTSTATUS", **params}, timeout=30)
             assert answer.status_code == code and words in answer.text, f"{url} {params}: {answer.text}"
