@@ -151,7 +151,7 @@ def test_stopping_a_namenode_fires_instance_down_which_resolves_after(prometheus
     how = services.manager(container)
     if how is None or (container is None and address not in ("localhost", "127.0.0.1", "::1")):
         services.cannot_control(targets, f"the harness cannot stop the namenode on {address} from here")
-    namenode = services.Service(how, "hopshive-namenode", container)
+    namenode = services.namenode(how, container)
     fires_then_resolves(prometheus, alertmanager, {("HopsHiveInstanceDown", "namenode")}, namenode.stop,
                         namenode.start, f"stopping the namenode on {address}")
 

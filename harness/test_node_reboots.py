@@ -17,6 +17,7 @@ import subprocess
 import time
 
 import pytest
+
 from harness.support import identity, metastore as ms, services, webhdfs
 from harness.support.galera import cluster_nodes, reopen, wait_synced
 from harness.support.workload import Running, Workload, check_acknowledged
