@@ -2,10 +2,13 @@
 
 Molecule's testinfra verifier runs pytest in the scenario directory against the scenario's
 containers (`host`, one parametrisation per inventory host the module's `testinfra_hosts`
-selects).  The containers have no init system, so services run under supervisord.
+selects).  The containers boot systemd as PID 1, as real hosts do (install's `supervisor`
+scenario boots none, so there services run under the install role's supervisord); the checks
+control services through whichever manager the container has.
 """
 
 import contextlib
+import functools
 import json
 import shlex
 import time
@@ -38,20 +41,48 @@ class Node:
         self.host = host
         self.name = host.backend.get_hostname()
 
-    def supervisorctl(self, *args):
-        """The output of `hopshive-supervisorctl ARGS` (the deployment's supervisord); fails on a
-        non-zero exit, so `pid`, `stop`, `start` and `restart` fail loudly."""
-        return self.host.check_output(shlex.join([SUPERVISORCTL, *args]))
+    @functools.cached_property
+    def manager(self):
+        """'systemd' when the container booted it (the roles then installed units), otherwise
+        'supervisord' (the install role's, on hosts with no init)."""
+        return "systemd" if self.host.file("/run/systemd/system").is_directory else "supervisord"
 
-    def assert_running(self, program):
-        # `status` exits non-zero for a program that is not RUNNING: read its output instead.
-        status = self.host.run(f"{SUPERVISORCTL} status {shlex.quote(program)}").stdout
-        assert "RUNNING" in status, f"{self.name}: expected {program} RUNNING, got: {status!r}"
+    def service(self, name, instance=None):
+        """What the host's manager calls a service: the roles name an instance's supervisord
+        program `<name>-<instance>` and its systemd unit `<name>@<instance>`."""
+        if instance is None:
+            return name
+        return f"{name}@{instance}" if self.manager == "systemd" else f"{name}-{instance}"
 
-    def assert_serving(self, program, health_url):
-        """`program` RUNNING under supervisord and its `health_url` (/health) answering 200: the
-        first check of every scenario whose service has a /health endpoint."""
-        self.assert_running(program)
+    def control(self, action, service):
+        """`systemctl ACTION SERVICE` or `hopshive-supervisorctl ACTION SERVICE` (start, stop,
+        restart); fails loudly on a non-zero exit."""
+        manager = ["systemctl"] if self.manager == "systemd" else [SUPERVISORCTL]
+        self.host.check_output(shlex.join([*manager, action, service]))
+
+    def pid(self, service):
+        """The main process id of a running service, as its manager reports it."""
+        if self.manager == "systemd":
+            pid = self.host.check_output(shlex.join(["systemctl", "show", "--property=MainPID", "--value", service]))
+        else:
+            pid = self.host.check_output(shlex.join([SUPERVISORCTL, "pid", service]))
+        assert pid.strip().isdigit() and int(pid) > 0, f"{self.name}: {service} has no process (pid {pid!r})"
+        return pid.strip()
+
+    def assert_running(self, service):
+        # Both managers' status commands exit non-zero for a stopped service: read the output.
+        if self.manager == "systemd":
+            status = self.host.run(shlex.join(["systemctl", "is-active", service])).stdout.strip()
+            expected = "active"
+        else:
+            status = self.host.run(shlex.join([SUPERVISORCTL, "status", service])).stdout
+            status, expected = ("RUNNING" if "RUNNING" in status else status), "RUNNING"
+        assert status == expected, f"{self.name}: expected {service} {expected}, got: {status!r}"
+
+    def assert_serving(self, service, health_url):
+        """`service` running under the host's manager and its `health_url` (/health) answering
+        200: the first check of every scenario whose service has a /health endpoint."""
+        self.assert_running(service)
         response = self.http(health_url)
         assert response.status == 200, f"{self.name}: expected 200 from {health_url}, got {response}"
 

@@ -1,4 +1,4 @@
-"""cleaner: both instances (health ports 9190 and 9191) run under supervisord and answer
+"""cleaner: both instances (health ports 9190 and 9191) run and answer
 /health, one of them leads (as `hopshive-cleaner status` shows an operator: no flags, root's
 PATH), the leader removes metadata orphaned straight in MariaDB, and stopping the leader
 hands the lease to the other instance."""
@@ -25,14 +25,14 @@ def leader(node, eventually):
     return json.loads(status)["leader"]
 
 
-def program(instance):
-    """The supervisord program of an instance named <host>:<port>."""
-    return f"hopshive-cleaner-{instance.rpartition(':')[2]}"
+def service(node, instance):
+    """The service of an instance named <host>:<port>."""
+    return node.service("hopshive-cleaner", instance.rpartition(":")[2])
 
 
 @pytest.mark.parametrize("port", PORTS)
 def test_instance_runs_and_answers_health(node, port):
-    node.assert_serving(f"hopshive-cleaner-{port}", f"http://127.0.0.1:{port}/health")
+    node.assert_serving(node.service("hopshive-cleaner", port), f"http://127.0.0.1:{port}/health")
 
 
 @pytest.mark.parametrize("port", PORTS)
@@ -62,9 +62,9 @@ def test_leader_removes_orphaned_column_descriptor(node, eventually):
 
 def test_stopping_the_leader_hands_the_lease_over(node, eventually):
     stopped = leader(node, eventually)
-    node.supervisorctl("stop", program(stopped))
+    node.control("stop", service(node, stopped))
     try:
         successor = leader(node, eventually)
     finally:
-        node.supervisorctl("start", program(stopped))
+        node.control("start", service(node, stopped))
     assert successor != stopped, f"expected a new leader after stopping {stopped}, got {successor}"

@@ -1,4 +1,4 @@
-"""hbase: our HBase Thrift server runs under supervisord, answers happybase (a table created,
+"""hbase: our HBase Thrift server runs, answers happybase (a table created,
 a batch written and scanned with a row filter) and keeps acknowledged writes across a restart."""
 
 testinfra_hosts = ["hbase"]
@@ -24,13 +24,13 @@ def happybase(node, mode):
     return node.tool("python", "-c", HAPPYBASE_ROUND_TRIP, mode)
 
 
-def test_service_runs_under_supervisord(node):
+def test_service_runs(node):
     node.assert_running("hopshive-hbase")
 
 
 def test_written_rows_survive_a_restart(node, eventually):
     written = happybase(node, "write")
-    node.supervisorctl("restart", "hopshive-hbase")
+    node.control("restart", "hopshive-hbase")
     read = eventually(lambda: happybase(node, "read"), seconds=15)
     assert (written, read) == (ROWS_FROM_R7, ROWS_FROM_R7), (
         f"expected {ROWS_FROM_R7} twice, got {written} / {read}")

@@ -1,7 +1,11 @@
 """install: the hopshive account cannot log in, the virtualenv's tools run, the installed
-source's checksum is recorded and supervisord runs (it answers hopshive-supervisorctl)."""
+source's checksum is recorded; on a host without systemd supervisord runs (it answers
+hopshive-supervisorctl), on a systemd host there is none and the services are units.
+Shared by the default (systemd) and supervisor scenarios."""
 
 import re
+
+from conftest import SUPERVISORCTL
 
 testinfra_hosts = ["namenode"]
 
@@ -20,6 +24,11 @@ def test_installed_source_checksum_is_a_sha256(host):
     assert re.fullmatch(r"[0-9a-f]{64}", checksum), f"expected a sha256 hex digest, got {checksum!r}"
 
 
-def test_supervisord_runs(node):
-    pid = node.supervisorctl("pid")
-    assert re.fullmatch(r"[0-9]+", pid), f"expected a pid from supervisorctl, got: {pid!r}"
+def test_one_service_manager_runs_the_services(node, host):
+    if node.manager == "supervisord":
+        pid = host.check_output(f"{SUPERVISORCTL} pid")
+        assert re.fullmatch(r"[0-9]+", pid), f"expected a pid from supervisorctl, got: {pid!r}"
+    else:
+        assert not host.file(SUPERVISORCTL).exists, f"a systemd host got a supervisord ({SUPERVISORCTL})"
+        units = host.check_output("systemctl list-unit-files --plain --no-legend 'hopshive-*'")
+        assert "hopshive-namenode.service" in units, f"expected the namenode's unit, got: {units!r}"

@@ -1,4 +1,4 @@
-"""metastore: both instances (Thrift ports 9083 and 9084) run under supervisord, answer
+"""metastore: both instances (Thrift ports 9083 and 9084) run, answer
 get_database('default') and count it at /metrics (Thrift port + 100), read their own
 /etc/hopshive/metastore-<port>.yml, the metastore schema is this release's, and a change of
 configuration restarts both through the role's rolling-restart handler."""
@@ -11,10 +11,6 @@ import pytest
 testinfra_hosts = ["metastore"]
 
 PORTS = [9083, 9084]
-
-
-def program(port):
-    return f"hopshive-metastore-{port}"
 
 
 def probe(node, port):
@@ -39,8 +35,8 @@ def apply_metastore_role(inventory, node, tmp_path, **extra_vars):
 
 
 @pytest.mark.parametrize("port", PORTS)
-def test_instance_runs_under_supervisord(node, port):
-    node.assert_running(program(port))
+def test_instance_runs(node, port):
+    node.assert_running(node.service("hopshive-metastore", port))
 
 
 @pytest.mark.parametrize("port", PORTS)
@@ -92,10 +88,10 @@ def test_instance_reads_its_own_configuration(node, port):
 
 
 def test_configuration_change_restarts_every_instance(node, inventory, tmp_path):
-    before = {port: node.supervisorctl("pid", program(port)) for port in PORTS}
+    before = {port: node.pid(node.service("hopshive-metastore", port)) for port in PORTS}
     try:
         apply_metastore_role(inventory, node, tmp_path, metastore_read_timeout=599)
-        after = {port: node.supervisorctl("pid", program(port)) for port in PORTS}
+        after = {port: node.pid(node.service("hopshive-metastore", port)) for port in PORTS}
     finally:
         apply_metastore_role(inventory, node, tmp_path)
     assert not set(before.values()) & set(after.values()), (

@@ -1,4 +1,4 @@
-"""monitoring: the daemons run under supervisord as prometheus, Prometheus scrapes the jobs
+"""monitoring: the daemons run as prometheus, Prometheus scrapes the jobs
 of the inventory with the exporters up (mysqld_exporter logged in with its status-only
 account), the rules are loaded, and services that are not deployed in this scenario are
 reported down, alerted on and written to the alert log through Alertmanager."""
@@ -33,9 +33,9 @@ def query(node, promql):
 
 
 @pytest.mark.parametrize("daemon", DAEMONS)
-def test_daemon_runs_under_supervisord_as_prometheus(node, daemon):
+def test_daemon_runs_as_prometheus(node, daemon):
     node.assert_running(daemon)
-    pid = node.supervisorctl("pid", daemon).strip()
+    pid = node.pid(daemon)
     assert node.host.check_output(f"ps -o user= -p {pid}").strip() == "prometheus"
 
 

@@ -22,7 +22,6 @@ KILL_SERVER = """set -e
 pid_safe=$(pidof -x mysqld_safe || true)
 [ -z "$pid_safe" ] || kill -9 $pid_safe
 kill -9 $(pidof mariadbd)"""
-EVICTION_SECONDS = 60
 REJOIN_SECONDS = 120
 
 
@@ -114,17 +113,12 @@ def test_write_on_the_first_node_is_read_on_the_third(members, marks_table):
 def test_node_killed_with_sigkill_rejoins_and_sees_the_write_it_missed(members, marks_table, eventually):
     first, second = members[0], members[1]
     second.host.check_output(KILL_SERVER)
-
-    def first_evicted_second():
-        size, _ = wsrep_state(first)
-        assert size == len(members) - 1, (
-            f"expected {first.name} in a cluster of {len(members) - 1} once {second.name} is evicted, got {size}"
-        )
-
-    eventually(first_evicted_second, EVICTION_SECONDS)
+    # Commits once the cluster has evicted the dead node (or it is already back).
     missed = write_mark(first, "missed")
-    # What ansible.builtin.service does on a host without systemd: the init script.
-    second.host.check_output("service mariadb start")
+    if second.manager != "systemd":
+        # What ansible.builtin.service does on a host without systemd: the init script.
+        # With systemd, mariadb.service (Restart=on-abnormal) starts it again by itself.
+        second.host.check_output("service mariadb start")
 
     eventually(lambda: assert_synced(second, len(members)), REJOIN_SECONDS)
     caught_up = second.sql(SYNC_WAIT + f"SELECT COUNT(*) FROM galera_verify.marks WHERE note = '{missed}'")

@@ -1,4 +1,4 @@
-"""platform: the platform API runs under supervisord and answers /health, the first administrator logs in and a
+"""platform: the platform API runs and answers /health, the first administrator logs in and a
 wrong password is refused, and a project made with the operator CLI gets its database
 directory, owned by <project>__<owner>:<project> 770.  server2's scenario runs these too."""
 

@@ -1,4 +1,4 @@
-"""server2: the service runs under supervisord, the account users' SQL runs under cannot read
+"""server2: the service runs, the account users' SQL runs under cannot read
 the platform's configuration (a database password), and a project member's beeline session
 (SASL PLAIN) runs as <project>__<username>.  The platform scenario's tests run first
 (molecule.yml: server2 depends on the platform API, the same converge deployed it)."""
@@ -10,7 +10,7 @@ testinfra_hosts = ["server2"]
 PROJECT = "s2verify"
 
 
-def test_service_runs_under_supervisord(node):
+def test_service_runs(node):
     node.assert_running("hopshive-server2")
 
 

@@ -46,9 +46,10 @@ s.sendall(b"srvr"); print(s.recv(4096).decode())'""")
 
 
 @pytest.mark.parametrize("daemon", ["master", "worker", "history"])
-def test_daemons_run_as_spark_under_supervisord(host, node, daemon):
-    node.assert_running(f"hopshive-spark-{daemon}")
-    pid = node.supervisorctl("pid", f"hopshive-spark-{daemon}").strip()
+def test_daemons_run_as_spark(host, node, daemon):
+    service = node.service("hopshive-spark", daemon)
+    node.assert_running(service)
+    pid = node.pid(service)
     user = host.check_output(f"ps -o user= -p {pid}").strip()
     assert user == "spark", f"expected the {daemon} (pid {pid}) to run as spark, got {user!r}"
 
