@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopshive.core.migration_rules import check, declared
+from hopshive.core.migration_rules import check
 from hopshive.core.migrations import Migration
 from hopshive.core.schematool import COMPONENTS
 
@@ -100,7 +100,7 @@ def test_the_refusal_names_file_statement_and_reason():
     "CREATE INDEX size_idx ON {schema}.t (size);\n-- contract: too late, not in the header\n" + DROP,
 ], ids=["no reason", "below a statement"])
 def test_only_a_header_with_a_reason_declares_a_contraction(sql):
-    assert declared(Migration(2, "next", sql)) is None
+    assert Migration(2, "next", sql).contraction is None
     assert "drops what old code may use" in problems(sql)[0]
 
 

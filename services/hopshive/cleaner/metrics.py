@@ -8,6 +8,9 @@ from __future__ import annotations
 import threading
 import time
 
+from ..core.metrics import registry
+from ..core.metrics import render as render_registry
+
 PREFIX = "hopshive_cleaner"
 LAG_BUCKETS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0)   # seconds; the server's clock has 1 s steps
 
@@ -15,6 +18,7 @@ LAG_BUCKETS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0)   # seconds; th
 class Metrics:
     def __init__(self):
         self._lock = threading.Lock()
+        self._build = registry()       # hopshive_build_info, rendered after the counters
         self.events_read = 0
         self.transactions = 0
         self.found: dict[str, int] = {}
@@ -85,4 +89,4 @@ class Metrics:
                 f"# TYPE {PREFIX}_sweeps_total counter", f"{PREFIX}_sweeps_total {self.sweeps}",
                 f"# TYPE {PREFIX}_errors_total counter", f"{PREFIX}_errors_total {self.errors}",
             ]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" + render_registry(self._build).decode()

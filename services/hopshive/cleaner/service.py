@@ -21,6 +21,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from ..core.build import RUNNING
 from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError, Tx, endpoints
 from ..exceptions import HopsHiveError
@@ -336,7 +337,7 @@ class CleanerService:
         fresh = time.monotonic() - self._last_renewal < max(3 * float(self.c["renew_seconds"]), 3.0)
         body = {"status": "ok" if fresh else "unhealthy", "owner": self.owner,
                 "role": "leader" if self.lease.valid() else "follower", "epoch": self.lease.epoch,
-                "position": self.metrics.position}
+                "position": self.metrics.position, "build": RUNNING}
         if not fresh:
             body["reason"] = "the lease could not be renewed or checked recently (database unreachable?)"
         return (200 if fresh else 503), body

@@ -17,6 +17,8 @@ from socketserver import BaseServer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess, \
     start_http_server, values
 
+from .build import BuildInfo
+
 METRICS_PORT_OFFSET = 100        # a Thrift service's default metrics port: its port + 100 (9183 for 9083)
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -50,11 +52,18 @@ def use_directory(service: str) -> str:
     return directory
 
 
+def registry() -> CollectorRegistry:
+    """A registry of a service's own, serving the build it runs (hopshive.core.build)."""
+    made = CollectorRegistry()
+    made.register(BuildInfo())
+    return made
+
+
 def summed(directory: str) -> CollectorRegistry:
     """A registry that reads the sum of every worker's counters in ``directory``."""
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=directory)
-    return registry
+    made = registry()
+    multiprocess.MultiProcessCollector(made, path=directory)
+    return made
 
 
 def render(registry: CollectorRegistry) -> bytes:

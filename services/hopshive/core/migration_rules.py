@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 from .migrations import Migration
 
-_HEADER = re.compile(r"--\s*contract:\s*(\S.*)$", re.I)
 _TABLE = r"(?:[\w`{}]+\.)?`?(\w+)`?"  # schema-qualified (maybe `{schema}`) or not: the table's own name
 _CREATE_TABLE = re.compile(rf"CREATE (?:TEMPORARY )?TABLE (?:IF NOT EXISTS )?{_TABLE}\s*", re.I)
 _CREATE_INDEX = re.compile(rf"CREATE (UNIQUE )?(?:FULLTEXT |SPATIAL )?INDEX (?:IF NOT EXISTS )?\S+ ON {_TABLE}", re.I)
@@ -59,7 +58,7 @@ def check(migrations: Sequence[Migration]) -> list[str]:
     columns: dict[str, dict[str, str]] = {}  # table -> column -> definition, as the migrations left them
     for migration in migrations:
         file = f"{migration.version:03d}_{migration.name}.sql"
-        step, declares, contracts = _Step(columns), declared(migration), False
+        step, declares, contracts = _Step(columns), migration.contraction, False
         # Placeholders rendered as themselves: messages quote the statement as the file has it.
         for number, statement in enumerate(migration.statements("{schema}", "{engine}"), 1):
             statement = " ".join(statement.split())
@@ -72,17 +71,6 @@ def check(migrations: Sequence[Migration]) -> list[str]:
         if declares and not contracts:
             problems.append(f"{file} has a '-- contract:' header but only expands: remove the header")
     return problems
-
-
-def declared(migration: Migration) -> str | None:
-    """The reason the migration's header comment gives for contracting, if it gives one."""
-    for line in migration.sql.splitlines():
-        line = line.strip()
-        if line and not line.startswith("--"):
-            return None
-        if match := _HEADER.match(line):
-            return match[1]
-    return None
 
 
 class _Step:

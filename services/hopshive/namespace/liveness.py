@@ -1,10 +1,10 @@
 """Which namenodes are alive: registration, heartbeats, and recovery of the dead.
 
-Each namenode process registers a row in `hops.hdfs_namenodes` and heartbeats it.  Subtree
-locks and file leases name their namenode; once its heartbeat is older than ``dead_after``
-seconds (or a newer process has started at the same address), any survivor clears its
-subtree locks and rolls back its unfinished writes.  Recovery is idempotent, so every
-namenode may run it.
+Each namenode process registers a row in `hops.hdfs_namenodes` (with the build it runs) and
+heartbeats it.  Subtree locks and file leases name their namenode; once its heartbeat is
+older than ``dead_after`` seconds (or a newer process has started at the same address), any
+survivor clears its subtree locks and rolls back its unfinished writes.  Recovery is
+idempotent, so every namenode may run it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 
+from ..core.build import RUNNING
 from ..core.db import Database, Tx
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,9 @@ class Liveness:
         def work(tx: Tx) -> int:
             tx.execute("UPDATE hops.hdfs_variables SET value = LAST_INSERT_ID(value + 1) WHERE name='namenode_id'")
             ident = tx.query_one("SELECT LAST_INSERT_ID()")[0]
-            tx.execute("INSERT INTO hops.hdfs_namenodes (id, address, started_at, heartbeat)"
-                       " VALUES (%s, %s, FROM_UNIXTIME(%s / 1000), NOW(3))", (ident, self.address, self.generation_ms))
+            tx.execute("INSERT INTO hops.hdfs_namenodes (id, address, started_at, heartbeat, build)"
+                       " VALUES (%s, %s, FROM_UNIXTIME(%s / 1000), NOW(3), %s)",
+                       (ident, self.address, self.generation_ms, RUNNING["source"]))
             return ident
         self.namenode_id = self.db.run(work)
         return self.namenode_id

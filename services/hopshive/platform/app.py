@@ -9,6 +9,7 @@ from typing import Awaitable, Callable
 
 from aiohttp import web
 
+from ..core.build import RUNNING
 from ..core.metrics import CONTENT_TYPE
 from ..security.secrets import SecretManager
 from .accounts import Accounts, User
@@ -191,4 +192,4 @@ class PlatformApp:
 
     async def health(self, request: web.Request) -> web.Response:
         await self._run(lambda: self.accounts.db.run(lambda tx: tx.query_one("SELECT 1"), readonly=True))
-        return web.json_response({"status": "ok"})
+        return web.json_response({"status": "ok", "build": RUNNING})

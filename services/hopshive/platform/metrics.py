@@ -7,9 +7,9 @@ The platform is one process: its counters live in a registry of its own.
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import Counter
 
-from ..core.metrics import render
+from ..core.metrics import registry, render
 from .exceptions import AccountRefused, BadCredentials, PlatformError, TooManyFailures
 
 PREFIX = "hopshive_platform"
@@ -21,7 +21,7 @@ OTHER = "invalid"
 
 class LoginMetrics:
     def __init__(self):
-        self.registry = CollectorRegistry()
+        self.registry = registry()
         self.logins = Counter(f"{PREFIX}_logins", "Login attempts, per outcome: ok; bad_credentials (wrong e-mail "
                               "or password); refused (account blocked, not activated or needing two factors); "
                               "locked_out (too many recent failures of the account or address); invalid.",

@@ -9,9 +9,10 @@ the live registries when scraped.  server2 is one process: a registry of its own
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import Counter
 from prometheus_client.core import GaugeMetricFamily
 
+from ..core.metrics import registry as metrics_registry
 from .engines import Engines
 from .operations import CANCELED, ERROR, FINISHED, RUNNING, Operation, Registry
 
@@ -21,7 +22,7 @@ OUTCOMES = {FINISHED: "finished", ERROR: "failed", CANCELED: "cancelled"}
 
 class Server2Metrics:
     def __init__(self, registry: Registry, engines: Engines):
-        self.registry = CollectorRegistry()
+        self.registry = metrics_registry()
         self.queries = Counter(f"{PREFIX}_queries", "Operations run on a Spark engine, once done, per kind "
                                "(execute: a SQL statement; else the metadata call) and outcome (finished, failed, "
                                "cancelled).", ["kind", "outcome"], registry=self.registry)

@@ -5,7 +5,8 @@ request on a NOSASL connection), checked against the platform API; a session in 
 database P runs as the project user ``P__<username>`` in that user's Spark engine (one
 PySpark process per project user).  Configuration: built-in defaults, then the YAML file
 given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  Logs are
-JSON lines on stderr; SIGTERM stops accepting, ends sessions and stops the engines.
+JSON lines on stderr; SIGTERM stops accepting connections, gives the statements still open
+up to stop_grace seconds (a drain), then ends sessions and stops the engines.
 Prometheus numbers are served at http://<bind>:<server2.metrics_port, by default the Thrift
 port + 100>/metrics (hopshive.server2.metrics).
 """
@@ -16,6 +17,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 
 from impala_thrift_gen.TCLIService import TCLIService
 
@@ -64,6 +66,7 @@ DEFAULTS = {
         # Further Spark settings for every engine, and environment variables (None: none).
         "spark_conf": None,
         "engine_env": None,
+        # After SIGTERM: how long open statements get to finish and be fetched (a drain).
         "stop_grace": 20.0,
         # Prometheus text at http://<bind>:<metrics_port>/metrics (sessions, engines, queries
         # by outcome, rows served); metrics_port empty: the Thrift port + 100.
@@ -191,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     stopped = threading.Event()
 
     def stop(signum, frame) -> None:
-        log.info("stopping", extra={"signal": signal.Signals(signum).name})
-        server.stopping.set()
+        log.info("draining", extra={"signal": signal.Signals(signum).name, "grace": s2["stop_grace"]})
+        server.draining.set()
         stopped.set()
 
     def reaper() -> None:
@@ -212,12 +215,24 @@ def main(argv: list[str] | None = None) -> int:
         sock.close()
     except OSError:
         pass
+    drain(handler.registry, float(s2["stop_grace"]))
+    server.stopping.set()
     for session in list(handler.registry.sessions.values()):
         handler.registry.close_session(session)
     engines.stop_all()
     metrics.stop(exporter)
     log.info("stopped")
     return 0
+
+
+def drain(registry, grace: float) -> None:
+    """Give the statements still open (running, or finished and not yet fetched and closed
+    by their client) up to ``grace`` seconds: a restart then loses no statement that can
+    finish in that time.  Idle sessions hold nothing and are not waited for."""
+    deadline = time.monotonic() + grace
+    while registry.operations and time.monotonic() < deadline:
+        time.sleep(0.2)
+    log.info("stopping", extra={"open_operations": len(registry.operations)})
 
 
 if __name__ == "__main__":

@@ -68,7 +68,9 @@ def sasl_plain(sock: Stream, authenticate: Callable[[str, str, str], object], cl
 
 
 class ThriftServer:
-    """One thread per connection, at most ``max_connections`` at once."""
+    """One thread per connection, at most ``max_connections`` at once.  Stopping is two
+    steps, so that a restart can drain: ``draining`` ends ``serve`` (no new connections),
+    ``stopping`` ends the connections."""
 
     def __init__(self, sock: socket.socket, processor, context: ConnectionContext,
                  authenticate: Callable[[str, str, str], object], disconnected: Callable[[], None],
@@ -81,17 +83,18 @@ class ThriftServer:
         self.authenticate = authenticate
         self.slots = threading.BoundedSemaphore(max_connections)
         self.read_timeout = read_timeout
+        self.draining = threading.Event()
         self.stopping = threading.Event()
 
     def serve(self) -> None:
         self.sock.settimeout(0.5)
-        while not self.stopping.is_set():
+        while not (self.draining.is_set() or self.stopping.is_set()):
             try:
                 conn, peer = self.sock.accept()
             except socket.timeout:
                 continue
             except OSError:
-                if self.stopping.is_set():
+                if self.draining.is_set() or self.stopping.is_set():
                     return
                 raise
             if not self.slots.acquire(blocking=False):

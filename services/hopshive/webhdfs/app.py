@@ -29,6 +29,7 @@ from urllib.parse import quote, unquote_to_bytes, urlencode
 import aiohttp
 from aiohttp import web
 
+from ..core.build import RUNNING
 from ..core.metrics import CONTENT_TYPE, render
 from ..core.tls import client_context, http_scheme
 from ..exceptions import (AccessDenied, BlocksUnavailable, CorruptReplica, HopsHiveError, InvalidArgument,
@@ -157,7 +158,8 @@ class WebHdfs:
                 None, lambda: self.ns.db.run(lambda tx: tx.query_one("SELECT 1")))
         except Exception as exc:
             return json_response({"status": "unavailable", "reason": type(exc).__name__}, 503).aiohttp()
-        return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id}).aiohttp()
+        return json_response({"status": "ok", "namenode_id": self.ns.liveness.namenode_id,
+                              "build": RUNNING}).aiohttp()
 
     async def prometheus(self, request: web.Request) -> web.Response:
         """/metrics: the block health gauges read the database, so off the event loop."""
