@@ -30,13 +30,15 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(items):
-    """Every test under harness/ is `e2e`; those that wipe and restore the deployment's data
-    (`replaces_state`) run last, so that no other scenario meets a restored deployment's
-    reset state (new binary logs, fresh connections) or its failure."""
+    """Every test under harness/ is `e2e`.  The rolling upgrade (`upgrades`) runs first, so
+    every other scenario runs on the upgraded deployment; those that wipe and restore the
+    deployment's data (`replaces_state`) run last, so that no other scenario meets a restored
+    deployment's reset state (new binary logs, fresh connections) or its failure."""
     for item in items:
         if HERE in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: item.get_closest_marker("replaces_state") is not None)
+    items.sort(key=lambda item: (item.get_closest_marker("upgrades") is None,
+                                 item.get_closest_marker("replaces_state") is not None))
 
 
 def _unavailable(targets, reason: str):

@@ -14,59 +14,26 @@ fails them with HOPSHIVE_E2E_REQUIRED=1.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import requests
 
 from harness.support import services
 from harness.support.galera import KILL as KILL_MARIADB
+from harness.support.prometheus import ALERTMANAGER_PORT, SCRAPED, api, url, usable
 from tests.support.polling import wait_until
 
-PROMETHEUS_PORT = 9089      # roles/monitoring monitoring_prometheus_port
-ALERTMANAGER_PORT = 9093    # monitoring_alertmanager_port
-SCRAPED = 90.0              # seconds for every target to have been scraped (interval 15 s) after a restart
 FIRING = 180.0              # an alert's 1-minute window, plus scrapes, evaluation and Alertmanager's wait
 RESOLVED = 180.0             # a Galera node rejoins (IST) before its size is whole again
 
 
-def _url(targets, variable: str, port: int) -> str | None:
-    if os.environ.get(variable):
-        return os.environ[variable].rstrip("/")
-    if targets.source.startswith("inventory"):
-        host = targets.group_hosts.get("monitoring")
-        return f"http://{host}:{port}" if host else None
-    return f"http://127.0.0.1:{port}"       # no inventory: this machine's deployment
-
-
 @pytest.fixture(scope="module")
 def prometheus(targets):
-    """Prometheus' base URL; skipped without a monitoring group, unreachable: skipped or failed."""
-    url = _url(targets, "HOPSHIVE_PROMETHEUS_URL", PROMETHEUS_PORT)
-    if url is None:
-        pytest.skip(f"{targets.source} has no monitoring group")
-    try:
-        ready = requests.get(f"{url}/-/ready", timeout=5)
-        problem = None if ready.status_code == 200 else f"answered {ready.status_code}"
-    except requests.RequestException as exc:
-        problem = f"{type(exc).__name__}: {exc}"
-    if problem:
-        reason = f"Prometheus at {url} is not usable: {problem}"
-        if targets.required:
-            pytest.fail(f"{reason} (HOPSHIVE_E2E_REQUIRED is set)", pytrace=False)
-        pytest.skip(reason)
-    return url
+    return usable(targets)
 
 
 @pytest.fixture(scope="module")
 def alertmanager(targets, prometheus):
-    return _url(targets, "HOPSHIVE_ALERTMANAGER_URL", ALERTMANAGER_PORT)
-
-
-def api(prometheus: str, path: str, **params):
-    response = requests.get(f"{prometheus}/api/v1/{path}", params=params, timeout=30)
-    assert response.status_code == 200, f"{path} {params}: {response.status_code} {response.text[:200]}"
-    return response.json()["data"]
+    return url(targets, "HOPSHIVE_ALERTMANAGER_URL", ALERTMANAGER_PORT)
 
 
 def down_targets(prometheus: str) -> list[str]:

@@ -17,13 +17,19 @@ from . import identity, trust
 PREFIX = "/webhdfs/v1"
 
 
-def healthy(base_url: str) -> bool:
-    """Whether the namenode at ``base_url`` (scheme://host:port) answers GET /health with 200:
-    a service manager says "running" as soon as it has started the process, before it serves."""
+def health(base_url: str) -> dict | None:
+    """What the namenode at ``base_url`` (scheme://host:port) answers GET /health with, when
+    it answers 200; else None.  A service manager says "running" as soon as it has started
+    the process, before it serves."""
     try:
-        return VerifyingSession(trust.ca_file() or "").get(f"{base_url}/health", timeout=5).status_code == 200
+        answer = VerifyingSession(trust.ca_file() or "").get(f"{base_url}/health", timeout=5)
     except requests.RequestException:
-        return False
+        return None
+    return answer.json() if answer.status_code == 200 else None
+
+
+def healthy(base_url: str) -> bool:
+    return health(base_url) is not None
 
 
 class WebHdfsError(RuntimeError):
