@@ -232,9 +232,9 @@ def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, 
     assert done.returncode == 0, done.stderr[-2000:]
     assert load.rows <= {int(line) for line in done.stdout.split() if line.isdigit()}
     assert ms.violations(db, scratch.uri) == {}
-    fsck = services.run_on(targets.containers[targets.namenodes[0].rsplit(":", 1)[0]], "hopshive-dfs", "--user",
-                           "hdfs", "fsck", "/", timeout=300)
-    assert fsck.returncode == 0, fsck.stdout[-2000:] + fsck.stderr[-2000:]
+    fsck = services.run_on(targets.containers[targets.namenodes[0].rsplit(":", 1)[0]], "hopshive-dfs", "fsck", "/",
+                           timeout=300)
+    assert fsck.returncode == 0 and "HEALTHY" in fsck.stdout, fsck.stdout[-2000:] + fsck.stderr[-2000:]
 
     def stragglers() -> dict:
         return {instance: source[:12] for instance, source in builds_reported(prometheus).items() if source != new}
