@@ -114,3 +114,9 @@ def test_widening_is_judged_against_the_latest_definition():
     widened = Migration(2, "widen", "ALTER TABLE {schema}.t MODIFY name VARCHAR(255) NOT NULL DEFAULT '';")
     assert check([BASE, widened]) == []
     assert "from 'VARCHAR(255)" in check([BASE, widened, narrowed_back])[0]
+
+
+def test_a_migration_is_recorded_as_the_kind_its_header_declares():
+    assert Migration(2, "next", "-- contract: release 1 reads size no more\n" + DROP).kind == "contract"
+    assert Migration(2, "next", "-- Sizes.\nCREATE INDEX size_idx ON {schema}.t (size);").kind == "expand"
+    assert [m.version for m in COMPONENTS["hops"].migrations() if m.kind == "contract"] == [3]
