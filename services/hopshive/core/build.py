@@ -18,14 +18,14 @@ SOURCE_DIGEST_FILE = Path(sys.prefix) / "hopshive-source-digest"
 UNKNOWN = "unknown"      # run from a checkout or a virtualenv the install role did not make
 
 
-def _source_digest(path: Path) -> str:
+def source_digest(path: Path) -> str:
     try:
         return path.read_text().strip() or UNKNOWN
     except OSError:
         return UNKNOWN
 
 
-RUNNING = {"version": __version__, "source": _source_digest(SOURCE_DIGEST_FILE)}
+RUNNING = {"version": __version__, "source": source_digest(SOURCE_DIGEST_FILE)}
 
 
 class BuildInfo:
