@@ -5,6 +5,8 @@ working while ``./scripts/cluster upgrade`` brings it to this checkout, one host
 * metastore DDL (tables and partitions), each call moving to the next metastore instance
   when one does not answer, as Hive's clients do with several hive.metastore.uris;
 * WebHDFS writes and reads through both namenodes: HdfsCLI given both URLs, its HA setting;
+* Spark DDL and DML (a table created, rows inserted) in one long-lived session, on the
+  deployed client configuration: every metastore URI and the namenodes' nameservice;
 * SQL through server2 with beeline, each statement on a new connection, retried while
   server2 drains and restarts (Hive JDBC does not reconnect by itself).
 
@@ -33,12 +35,13 @@ from harness.support import identity, metastore as ms, server2, services, webhdf
 from harness.support.galera import reopen
 from harness.support.platform import owned_projects
 from harness.support.prometheus import SCRAPED, api, usable
+from harness.support.spark import SPARK_TIMEOUT, hive_session
 from tests.support.hms import database, partition, table
 from tests.support.polling import wait_until
 from tests.support.server2 import beeline
 
 pytestmark = [pytest.mark.destructive, pytest.mark.upgrades, pytest.mark.metastore, pytest.mark.server2,
-              pytest.mark.timeout(3000)]
+              pytest.mark.spark, pytest.mark.timeout(3000)]
 ROOT = Path(__file__).resolve().parents[1]
 RETRY_FOR = 150.0       # seconds a client goes on retrying one call (README: rolling upgrade)
 PASSWORD = f"harness-{secrets.token_hex(8)}"
@@ -90,10 +93,13 @@ class Load:
     database: str
     path: str
     sql: tuple              # (email, project) of a project member, for beeline
+    spark: object           # a SparkProcess on the metastores
+    spark_db: str
     calls: Calls = field(default_factory=Calls)
     tables: dict = field(default_factory=dict)      # acknowledged: table -> partitions
     files: dict = field(default_factory=dict)       # acknowledged: path -> bytes
     rows: set = field(default_factory=set)          # acknowledged: values inserted through server2
+    spark_rows: set = field(default_factory=set)    # acknowledged: values inserted by Spark
     stop: threading.Event = field(default_factory=threading.Event)
 
     def metastore_step(self, i: int) -> None:
@@ -153,6 +159,20 @@ class Load:
         if inserted:
             self.rows.add(i)
 
+    def spark_step(self, i: int) -> None:
+        statements = [f"CREATE TABLE IF NOT EXISTS {self.spark_db}.t{i // 20} (v INT, note STRING) USING parquet",
+                      f"INSERT INTO {self.spark_db}.t{i // 20} VALUES ({i}, 'row {i}')"]
+
+        def run(n: int) -> None:
+            answers = self.spark.run({"step": statements}, timeout=300)["step"]
+            failed = [answer for answer in answers.values() if isinstance(answer, dict)]
+            if failed:
+                raise RuntimeError(f"{failed[0]['error']}: {failed[0]['message']}")
+
+        done, _ = self.calls.call(f"Spark INSERT {i}", run)
+        if done:
+            self.spark_rows.add(i)
+
     def loop(self, step) -> None:
         i = 0
         while not self.stop.is_set():
@@ -176,7 +196,7 @@ def projects(platform, run_id):
     yield from owned_projects(platform, f"up-{run_id}", PASSWORD, keys=("a",))
 
 
-def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, projects):
+def test_rolling_upgrade_under_load(targets, scratch, root, db, metastores, platform, projects, tmp_path):
     if not targets.containers or not all(targets.containers.get(n.rsplit(":", 1)[0]) for n in targets.namenodes):
         services.cannot_control(targets, "the upgrade scenario runs on our container cluster (./scripts/cluster test)")
     new = this_build()
@@ -197,14 +217,19 @@ def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, 
     done = beeline(*targets.server2, project, email, PASSWORD, "CREATE TABLE upgrade_rows (v INT);",
                    server2.jdbc_tail())
     assert done.returncode == 0, done.stderr[-2000:]
+    spark = hive_session(targets, targets.metastore_uris, targets.uri(f"{root}/hive-warehouse"), tmp_path / "spark")
+    spark_db = f"{scratch.prefix}upgrade_spark"
+    created = spark.run({"setup": [f"CREATE DATABASE {spark_db}"]}, timeout=SPARK_TIMEOUT)["setup"]
+    assert all(not isinstance(answer, dict) for answer in created.values()), created
     both = ";".join(targets.namenode_url(n) for n in targets.namenodes)
-    load = Load(targets, metastores, identity.hdfs_client(both, targets.user), name, scratch.path, (email, project))
+    load = Load(targets, metastores, identity.hdfs_client(both, targets.user), name, scratch.path, (email, project),
+                spark, spark_db)
     clients = [threading.Thread(target=load.loop, args=(step,), name=step.__name__)
-               for step in (load.metastore_step, load.webhdfs_step, load.sql_step)]
+               for step in (load.metastore_step, load.webhdfs_step, load.sql_step, load.spark_step)]
     for thread in clients:
         thread.start()
     try:
-        wait_until(lambda: load.tables and load.files and load.rows, 180,
+        wait_until(lambda: load.tables and load.files and load.rows and load.spark_rows, 300,
                    lambda _: f"the clients do not start: {load.calls.failed[-5:]}")
         started = time.monotonic()
         upgrade = subprocess.run([ROOT / "scripts/cluster", "upgrade"], capture_output=True, text=True, timeout=2400)
@@ -214,9 +239,12 @@ def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, 
         load.stop.set()
         for thread in clients:
             thread.join(300)
+        tables = range(max(load.spark_rows, default=0) // 20 + 1)
+        answers = spark.run({"q": [f"SELECT DISTINCT v FROM {spark_db}.t{k}" for k in tables]}, timeout=SPARK_TIMEOUT)["q"]
+        spark.close()
     print(f"\nupgrade.yml took {took:.0f} s; {load.calls.made} client calls, {load.calls.retried} needed a retry, "
           f"{len(load.calls.failed)} failed after {RETRY_FOR:.0f} s of retries; {len(load.tables)} tables, "
-          f"{len(load.files)} files, {len(load.rows)} server2 rows acknowledged")
+          f"{len(load.files)} files, {len(load.rows)} server2 rows, {len(load.spark_rows)} Spark rows acknowledged")
     assert upgrade.returncode == 0, upgrade.stdout[-6000:] + upgrade.stderr[-2000:]
     assert load.calls.failed == []
 
@@ -231,6 +259,8 @@ def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, 
                    server2.jdbc_tail())
     assert done.returncode == 0, done.stderr[-2000:]
     assert load.rows <= {int(line) for line in done.stdout.split() if line.isdigit()}
+    spark_found = {int(row[0]) for answer in answers.values() if not isinstance(answer, dict) for row in answer}
+    assert load.spark_rows <= spark_found, sorted(load.spark_rows - spark_found)
     assert ms.violations(db, scratch.uri) == {}
     fsck = services.run_on(targets.containers[targets.namenodes[0].rsplit(":", 1)[0]], "hopshive-dfs", "fsck", "/",
                            timeout=300)
