@@ -70,7 +70,7 @@ class Calls:
             try:
                 result = attempt(n)
             except Exception as exc:  # noqa: BLE001 -- retried, and reported if it never succeeds
-                if n and went_through(exc):
+                if n and _safely(went_through, exc):
                     result = None
                 elif time.monotonic() < deadline:
                     n += 1
@@ -82,6 +82,14 @@ class Calls:
             self.made += 1
             self.retried += n > 0
             return True, result
+
+
+def _safely(check, exc) -> bool:
+    """``check(exc)``, False when the check itself fails (it may call the server again)."""
+    try:
+        return bool(check(exc))
+    except Exception:  # noqa: BLE001
+        return False
 
 
 @dataclass
