@@ -184,7 +184,10 @@ class Load:
     def loop(self, step) -> None:
         i = 0
         while not self.stop.is_set():
-            step(i)
+            try:
+                step(i)
+            except Exception as exc:  # noqa: BLE001 -- a client that breaks is a failed call, shown
+                self.calls.failed.append(f"{step.__name__} {i}: {type(exc).__name__}: {str(exc)[:300]}")
             i += 1
 
 
