@@ -23,6 +23,8 @@ import yaml
 SUPERVISORCTL = "/usr/local/bin/hopshive-supervisorctl"
 VENV_BIN = "/opt/hopshive/venv/bin"
 PLATFORM_CONFIG = "/etc/hopshive/platform.yml"
+CA_FILE = "/etc/hopshive/tls/ca.pem"           # the deployment's CA (hopshive_tls_ca_file)
+NAMENODE = "https://127.0.0.1:9870"            # TLS is on in every inventory (hopshive_tls)
 
 
 @dataclass
@@ -87,9 +89,12 @@ class Node:
         assert response.status == 200, f"{self.name}: expected 200 from {health_url}, got {response}"
 
     def http(self, url, method="GET", form=None):
-        """One request with curl inside the container (the services listen on its loopback);
-        `form` is sent URL-encoded, as a browser posts a login form."""
+        """One request with curl inside the container (the services listen on its loopback),
+        an https one verified with the deployment's CA; `form` is sent URL-encoded, as a
+        browser posts a login form."""
         command = ["curl", "-sS", "-X", method, "-w", "\n%{http_code}", url]
+        if url.startswith("https:"):
+            command += ["--cacert", CA_FILE]
         for name, value in (form or {}).items():
             command += ["--data-urlencode", f"{name}={value}"]
         out = self.host.check_output(shlex.join(command))
@@ -111,7 +116,7 @@ class Node:
         """GETFILESTATUS of ``path`` as ``user``, proven by a token minted on the host the way
         an operator gets one (``hopshive-dfs token``): the namenode believes nothing else."""
         token = self.tool("hopshive-dfs", "--user", user, "token").strip()
-        return self.http(f"http://127.0.0.1:9870/webhdfs/v1{path}?op=GETFILESTATUS&delegation={token}")
+        return self.http(f"{NAMENODE}/webhdfs/v1{path}?op=GETFILESTATUS&delegation={token}")
 
     def effective_config(self, program, path):
         """The configuration `program` runs with when given `path`: its `--check-config`

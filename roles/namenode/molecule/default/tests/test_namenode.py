@@ -3,11 +3,13 @@ well-known directories exist with their owners and permissions."""
 
 import pytest
 
+from conftest import NAMENODE
+
 testinfra_hosts = ["namenode"]
 
 
 def test_service_runs_and_answers_health(node):
-    node.assert_serving("hopshive-namenode", "http://127.0.0.1:9870/health")
+    node.assert_serving("hopshive-namenode", f"{NAMENODE}/health")
 
 
 def test_hops_schema_is_this_release(node):
