@@ -5,8 +5,9 @@ working while ``./scripts/cluster upgrade`` brings it to this checkout, one host
 * metastore DDL (tables and partitions), each call moving to the next metastore instance
   when one does not answer, as Hive's clients do with several hive.metastore.uris;
 * WebHDFS writes and reads through both namenodes: HdfsCLI given both URLs, its HA setting;
-* Spark DDL and DML (a table created, rows inserted) in one long-lived session, on the
-  deployed client configuration: every metastore URI and the namenodes' nameservice;
+* Spark DDL and DML (a table created every 20 rows, rows inserted) in the harness's
+  long-lived Hive session (every metastore URI; Hive's client retries), which the later
+  scenarios go on using;
 * SQL through server2 with beeline, each statement on a new connection, retried while
   server2 drains and restarts (Hive JDBC does not reconnect by itself).
 
@@ -35,7 +36,7 @@ from harness.support import identity, metastore as ms, server2, services, webhdf
 from harness.support.galera import reopen
 from harness.support.platform import owned_projects
 from harness.support.prometheus import SCRAPED, api, usable
-from harness.support.spark import SPARK_TIMEOUT, hive_session
+from harness.support.spark import SPARK_TIMEOUT
 from tests.support.hms import database, partition, table
 from tests.support.polling import wait_until
 from tests.support.server2 import beeline
@@ -207,7 +208,7 @@ def projects(platform, run_id):
     yield from owned_projects(platform, f"up-{run_id}", PASSWORD, keys=("a",))
 
 
-def test_rolling_upgrade_under_load(targets, scratch, root, db, metastores, platform, projects, tmp_path):
+def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, projects, hive_spark):
     if not targets.containers or not all(targets.containers.get(n.rsplit(":", 1)[0]) for n in targets.namenodes):
         services.cannot_control(targets, "the upgrade scenario runs on our container cluster (./scripts/cluster test)")
     new = this_build()
@@ -228,7 +229,7 @@ def test_rolling_upgrade_under_load(targets, scratch, root, db, metastores, plat
     done = beeline(*targets.server2, project, email, PASSWORD, "CREATE TABLE upgrade_rows (v INT);",
                    server2.jdbc_tail())
     assert done.returncode == 0, done.stderr[-2000:]
-    spark = hive_session(targets, targets.metastore_uris, targets.uri(f"{root}/hive-warehouse"), tmp_path / "spark")
+    spark = hive_spark      # the harness's shared session: the scenarios after this one go on with it
     spark_db = f"{scratch.prefix}upgrade_spark"
     created = spark.run({"setup": [f"CREATE DATABASE {spark_db}"]}, timeout=SPARK_TIMEOUT)["setup"]
     assert all(not isinstance(answer, dict) for answer in created.values()), created
@@ -252,7 +253,6 @@ def test_rolling_upgrade_under_load(targets, scratch, root, db, metastores, plat
             thread.join(300)
         tables = range(max(load.spark_rows, default=0) // 20 + 1)
         answers = spark.run({"q": [f"SELECT DISTINCT v FROM {spark_db}.t{k}" for k in tables]}, timeout=SPARK_TIMEOUT)["q"]
-        spark.close()
     print(f"\nupgrade.yml took {took:.0f} s; {load.calls.made} client calls, {load.calls.retried} needed a retry, "
           f"{len(load.calls.failed)} failed after {RETRY_FOR:.0f} s of retries; {len(load.tables)} tables, "
           f"{len(load.files)} files, {len(load.rows)} server2 rows, {len(load.spark_rows)} Spark rows acknowledged")
