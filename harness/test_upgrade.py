@@ -182,9 +182,11 @@ class Load:
         if done:
             self.spark_rows.add(i)
 
-    def loop(self, step) -> None:
+    def loop(self, step, pause: float) -> None:
+        """``step`` again and again, ``pause`` seconds apart: a steady load, not a flood that
+        would slow the upgrade it is watching (a beeline call starts a JVM)."""
         i = 0
-        while not self.stop.is_set():
+        while not self.stop.wait(pause if i else 0):
             try:
                 step(i)
             except Exception as exc:  # noqa: BLE001 -- a client that breaks is a failed call, shown
@@ -236,8 +238,9 @@ def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, 
     both = ";".join(targets.namenode_url(n) for n in targets.namenodes)
     load = Load(targets, metastores, identity.hdfs_client(both, targets.user), name, scratch.path, (email, project),
                 spark, spark_db)
-    clients = [threading.Thread(target=load.loop, args=(step,), name=step.__name__)
-               for step in (load.metastore_step, load.webhdfs_step, load.sql_step, load.spark_step)]
+    clients = [threading.Thread(target=load.loop, args=(step, pause), name=step.__name__)
+               for step, pause in ((load.metastore_step, 0.5), (load.webhdfs_step, 0.2), (load.sql_step, 10.0),
+                                   (load.spark_step, 2.0))]
     for thread in clients:
         thread.start()
     try:
