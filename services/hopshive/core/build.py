@@ -2,8 +2,8 @@
 installed from, which the install role writes into the virtualenv beside the package.
 
 Read once, when a service imports this module at start-up: a service that was not restarted
-after an upgrade keeps reporting the build it runs, which is how an operator (and
-playbooks/upgrade.yml) tells the hosts an upgrade has not reached yet."""
+after an upgrade keeps reporting the build it runs, which is how an operator (and the
+harness's upgrade scenario) tells the hosts an upgrade has not reached yet."""
 
 from __future__ import annotations
 
