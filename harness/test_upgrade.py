@@ -249,6 +249,8 @@ def test_rolling_upgrade_under_load(targets, scratch, db, metastores, platform, 
         started = time.monotonic()
         upgrade = subprocess.run([ROOT / "scripts/cluster", "upgrade"], capture_output=True, text=True, timeout=2400)
         took = time.monotonic() - started
+        (ROOT / ".state").mkdir(exist_ok=True)
+        (ROOT / ".state/upgrade.log").write_text(upgrade.stdout + upgrade.stderr)   # the whole run, kept
         time.sleep(10)          # the clients go on with the whole deployment upgraded
     finally:
         load.stop.set()
