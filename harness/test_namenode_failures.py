@@ -3,11 +3,14 @@
 Clients carry on through the other namenode: files written before the failure stay
 readable, new files are written and read, through HdfsCLI pointed at the surviving namenode
 and through Spark, which names all namenodes by the WebHDFS nameservice (Hadoop's HA client
-configuration: webhdfs://<nameservice>/ fails over by itself).  Runs where there are two or
-more namenodes whose services the harness controls (inventories/cluster).
+configuration: webhdfs://<nameservice>/ fails over by itself).  The platform API, given every
+namenode, makes and removes a project's directories through the one still up.  Runs where
+there are two or more namenodes whose services the harness controls (inventories/cluster).
 """
 
 from __future__ import annotations
+
+import secrets
 
 import pytest
 
@@ -50,7 +53,7 @@ def ha_spark(spark, targets):
     return spark
 
 
-def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, targets):
+def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, targets, platform, run_id):
     pytest.importorskip("hdfs")
     (first, victim), (second, _) = namenodes[0], namenodes[1]
     writer = identity.hdfs_client(targets.namenode_url(first), targets.user)
@@ -73,6 +76,11 @@ def test_clients_carry_on_through_the_other_namenode(namenodes, ha_spark, root, 
         assert ha_spark.read.parquet(f"{logical}/before").count() == 100
         ha_spark.range(50).write.parquet(f"{logical}/during")
         assert ha_spark.read.parquet(f"{logical}/during").count() == 50
+        owner, project = f"nf-{run_id}@harness.example.org", f"nf_{run_id}"
+        platform.add_user(owner, f"harness-{secrets.token_hex(8)}")
+        platform.create_project(project, owner)      # /Projects/<project> and the owner's home
+        platform.delete_project(project)
+        platform.block(owner)
     finally:
         victim.start()
     wait_until(lambda: webhdfs.healthy(targets.namenode_url(first)), 60, lambda _: f"the namenode {first} does not serve")

@@ -151,6 +151,26 @@ def test_service_tokens_are_re_minted_half_way(stack):
         secrets.issue("hdfs", lifetime=8 * 86400)
 
 
+def test_provisioning_moves_past_an_instance_that_cannot_be_reached(stack):
+    """Several namenodes and metastore hosts (a cluster's platform is given them all): one that
+    cannot be reached (restarting, lost) is passed over, and the calls after go straight to
+    the one that answered; when none can be reached, the error names each."""
+    tokens = ServiceTokens(SecretManager(stack["db"]), 600)
+    down = f"http://127.0.0.1:{_free_port()}"
+    namespace = Namespace(f"{down},{stack['namenode'].url}", "hdfs", tokens, timeout=5)
+    namespace.ensure_directory("/Projects", "755")
+    assert namespace.namenodes.instances[namespace.namenodes.first] == stack["namenode"].url
+    port = stack["metastore"].port
+    hive = Metastore(["127.0.0.2", "127.0.0.1"], port, "hive", tokens, timeout=5)    # nothing on 127.0.0.2
+    assert hive.database_location("default").endswith("/user/hive/warehouse")
+    assert hive.metastores.instances[hive.metastores.first] == "127.0.0.1"
+    with pytest.raises(ProvisioningFailed, match=f"the namenode at {down} cannot be reached.*; the namenode at "
+                       f"http://127.0.0.1:\\d+ cannot be reached"):
+        Namespace([down, f"http://127.0.0.1:{_free_port()}"], "hdfs", tokens, timeout=5).ensure_directory("/", "755")
+    with pytest.raises(ValueError, match="no address in ' , '"):
+        Namespace(" , ", "hdfs", tokens)
+
+
 def test_unreachable_services_and_bad_settings_are_told_clearly(stack):
     tokens = ServiceTokens(SecretManager(stack["db"]), 600)
     port = _free_port()

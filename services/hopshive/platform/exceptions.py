@@ -48,3 +48,8 @@ class Forbidden(PlatformError):
 
 class ProvisioningFailed(PlatformError):
     """The namespace or the metastore refused a step of creating or deleting a project."""
+
+
+class Unreachable(ProvisioningFailed):
+    """One instance of the namespace or the metastore cannot be reached (the next one is
+    tried: hopshive.platform.provision.Failover)."""

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import threading
 import time
-from typing import Iterator
+from typing import Callable, Iterator, Sequence, TypeVar
 from urllib.parse import quote
 
 import requests
@@ -35,11 +35,12 @@ from ..core.tls import client_context, verify
 from ..security.sasl_client import digest_md5_transport
 from ..security.secrets import SecretManager
 from ..security.tokens import Token
-from .exceptions import ProvisioningFailed
+from .exceptions import ProvisioningFailed, Unreachable
 
 log = logging.getLogger("hopshive.platform")
 PROJECTS_ROOT = "/Projects"
 HOMES_ROOT = "/user"
+T = TypeVar("T")
 
 
 def project_user(project: str, username: str) -> str:
@@ -97,22 +98,63 @@ class ServiceTokens:
         log.warning("service token refused; minting another", extra={"user": user})
 
 
-class Namespace:
-    """The namenode's WebHDFS, as its superuser (proven with a token)."""
+def addresses(setting: str | Sequence[str]) -> list[str]:
+    """A setting that names one service or several: a list, or a comma-separated string."""
+    items = setting.split(",") if isinstance(setting, str) else setting
+    found = [str(item).strip().rstrip("/") for item in items if str(item).strip()]
+    if not found:
+        raise ValueError(f"no address in {setting!r}")
+    return found
 
-    def __init__(self, url: str, superuser: str, tokens: ServiceTokens, timeout: float = 30.0, ca_file: str = ""):
-        self.url = url.rstrip("/")
+
+class Failover:
+    """The instances of a service any of which can answer (the namenodes share the namespace
+    in the database, the metastores the metadata), tried in turn: a call goes to the one that
+    answered last and moves on when it cannot be reached, so provisioning rides out one
+    instance's restart (a rolling upgrade) or loss.  ``attempt(address)`` raises Unreachable
+    for an instance it cannot reach; every other answer, or error, is the service's."""
+
+    def __init__(self, instances: list[str]):
+        self.instances = instances
+        self.first = 0          # the instance that answered last: the next call starts there
+
+    def call(self, attempt: Callable[[str], T]) -> T:
+        unreachable = []
+        for k in range(len(self.instances)):
+            index = (self.first + k) % len(self.instances)
+            try:
+                result = attempt(self.instances[index])
+            except Unreachable as exc:
+                unreachable.append(str(exc))
+                continue
+            self.first = index
+            return result
+        raise ProvisioningFailed("; ".join(unreachable))
+
+
+class Namespace:
+    """The namenodes' WebHDFS, as their superuser (proven with a token).  ``urls``: one base
+    URL or several (a list, or comma-separated), moved through by Failover."""
+
+    def __init__(self, urls: str | Sequence[str], superuser: str, tokens: ServiceTokens, timeout: float = 30.0,
+                 ca_file: str = ""):
+        self.namenodes = Failover(addresses(urls))
         self.verify = verify(ca_file)      # an https namenode is checked against the deployment's CA
         self.superuser = superuser
         self.tokens = tokens
         self.timeout = timeout
 
     def _request(self, method: str, path: str, params: dict, token: Token) -> requests.Response:
-        try:
-            return requests.request(method, f"{self.url}/webhdfs/v1{quote(path)}", timeout=self.timeout,
-                                    params=dict(params, delegation=token.url_string()), verify=self.verify)
-        except requests.RequestException as exc:
-            raise ProvisioningFailed(f"the namenode at {self.url} cannot be reached: {exc}") from exc
+        def attempt(url: str) -> requests.Response:
+            try:
+                response = requests.request(method, f"{url}/webhdfs/v1{quote(path)}", timeout=self.timeout,
+                                            params=dict(params, delegation=token.url_string()), verify=self.verify)
+            except requests.RequestException as exc:
+                raise Unreachable(f"the namenode at {url} cannot be reached: {exc}") from exc
+            if response.status_code == 503:     # RetriableException: refused before doing anything
+                raise Unreachable(f"the namenode at {url} is not serving: {response.text[:200]}")
+            return response
+        return self.namenodes.call(attempt)
 
     def _call(self, method: str, path: str, op: str, ok_missing: bool = False, **params: str) -> dict:
         params["op"] = op
@@ -186,35 +228,40 @@ class Metastore:
     with the admin's token (Hadoop's conventions, hopshive.security.sasl_client).  No
     set_ugi: the connection is the token's owner, as a Hive client's SASL connection is.
     ``tls``: SASL inside TLS, the metastore verified with ``ca_file`` (empty: the system's
-    trust store)."""
+    trust store).  ``hosts``: one metastore host or several (a list, or comma-separated, all
+    on ``port``), moved through by Failover."""
 
-    def __init__(self, host: str, port: int, admin: str, tokens: ServiceTokens, timeout: float = 60.0,
-                 tls: bool = False, ca_file: str = ""):
-        self.host, self.port, self.admin, self.tokens, self.timeout = host, port, admin, tokens, timeout
+    def __init__(self, hosts: str | Sequence[str], port: int, admin: str, tokens: ServiceTokens,
+                 timeout: float = 60.0, tls: bool = False, ca_file: str = ""):
+        self.metastores = Failover(addresses(hosts))
+        self.port, self.admin, self.tokens, self.timeout = port, admin, tokens, timeout
         self.tls = client_context(ca_file) if tls else None
 
-    def _connect(self) -> TTransport.TTransportBase:
-        """An authenticated transport.  A token the metastore refuses is replaced once (it
-        may have been cancelled); a second refusal is the metastore's answer."""
+    def _connect(self) -> tuple[str, TTransport.TTransportBase]:
+        """(host, an authenticated transport to it).  A token the metastore refuses is
+        replaced once (it may have been cancelled); a second refusal is the metastore's answer."""
+        return self.metastores.call(self._connect_to)
+
+    def _connect_to(self, host: str) -> tuple[str, TTransport.TTransportBase]:
         token = self.tokens.get(self.admin)
         try:
-            return self._open(token)
+            return host, self._open(host, token)
         except TTransport.TTransportException:
             self.tokens.refused(self.admin, token)
         try:
-            return self._open(self.tokens.get(self.admin))
+            return host, self._open(host, self.tokens.get(self.admin))
         except TTransport.TTransportException as exc:
-            raise ProvisioningFailed(f"the metastore at {self.host}:{self.port} refused the Hive admin "
+            raise ProvisioningFailed(f"the metastore at {host}:{self.port} refused the Hive admin "
                                      f"{self.admin}'s token (SASL DIGEST-MD5): {exc}") from exc
 
-    def _open(self, token: Token) -> TTransport.TTransportBase:
-        sock = TSSLSocket.TSSLSocket(self.host, self.port, ssl_context=self.tls) if self.tls \
-            else TSocket.TSocket(self.host, self.port)
+    def _open(self, host: str, token: Token) -> TTransport.TTransportBase:
+        sock = TSSLSocket.TSSLSocket(host, self.port, ssl_context=self.tls) if self.tls \
+            else TSocket.TSocket(host, self.port)
         sock.setTimeout(int(self.timeout * 1000))
         try:
             sock.open()
         except TTransport.TTransportException as exc:
-            raise ProvisioningFailed(f"the metastore at {self.host}:{self.port} cannot be reached: {exc}") from exc
+            raise Unreachable(f"the metastore at {host}:{self.port} cannot be reached: {exc}") from exc
         transport = digest_md5_transport(sock, token.identifier, token.password)
         try:
             transport.open()
@@ -225,11 +272,11 @@ class Metastore:
 
     @contextlib.contextmanager
     def client(self) -> Iterator[ThriftHiveMetastore.Client]:
-        transport = self._connect()
+        host, transport = self._connect()
         try:
             yield ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport))
         except TException as exc:
-            raise ProvisioningFailed(f"the metastore at {self.host}:{self.port} refused: "
+            raise ProvisioningFailed(f"the metastore at {host}:{self.port} refused: "
                                      f"{getattr(exc, 'message', None) or exc}") from exc
         finally:
             transport.close()

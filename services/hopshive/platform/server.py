@@ -29,7 +29,7 @@ from .app import PlatformApp
 from .exceptions import PlatformError
 from .login import add_arguments as add_login_arguments, login
 from .projects import ROLES, Projects
-from .provision import Metastore, Namespace, ServiceTokens
+from .provision import Metastore, Namespace, ServiceTokens, addresses
 
 log = logging.getLogger("hopshive.platform")
 DEFAULT_CONFIG = "/etc/hopshive/platform.yml"   # the deployed file: operators type no flags
@@ -40,6 +40,8 @@ DEFAULTS = {
     "platform": {
         "bind": "127.0.0.1",
         "port": 8181,
+        # Several namenodes / metastore hosts: comma-separated, or a list (the next one is
+        # tried when one cannot be reached: hopshive.platform.provision.Failover).
         "namenode_url": "http://127.0.0.1:9870",
         "hdfs_superuser": "hdfs",            # the namespace superuser that makes project directories
         "metastore_host": "127.0.0.1",
@@ -91,6 +93,8 @@ def check_settings(config: dict) -> str | None:
     """What is wrong with the settings no later step checks before a project is provisioned
     (None when nothing): told at start and by check-config, not at the first project."""
     try:
+        addresses(config["platform"]["namenode_url"])
+        addresses(config["platform"]["metastore_host"])
         policy = TokenPolicy.from_config(config["security"])
         ServiceTokens.check_lifetime(config["platform"]["service_token_lifetime"], policy.max_lifetime)
         server_context(config["platform"], "platform")
