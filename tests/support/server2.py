@@ -20,6 +20,7 @@ ADMIN = ("admin@hopshive.test", "admin-password-1")
 
 class PlatformProcess(ServiceProcess):
     module = "hopshive.platform.server"
+    args = ("serve",)
 
     def __init__(self, base: Path, database: dict, namenode_url: str, metastore_port: int, **platform):
         self.port = _free_port()
@@ -28,10 +29,6 @@ class PlatformProcess(ServiceProcess):
         settings.update(platform)
         self.settings = settings
         super().__init__(base, {"log_level": "info", "database": dict(database), "platform": settings})
-
-    def start(self):
-        self.args = ("serve",)
-        return super().start()
 
     @property
     def url(self) -> str:

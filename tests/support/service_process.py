@@ -43,11 +43,16 @@ class ServiceProcess:
             raise AssertionError(f"{self.module} exited with {self.process.returncode}:\n{self.log_tail()}")
         return self.healthy()
 
-    def start(self):
+    def spawn(self):
+        """Start the process without waiting for it to be healthy."""
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", self.module, "--config", str(self.config_path), *self.args],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def start(self):
+        self.spawn()
         wait_until(self._probe, self.start_deadline, lambda _: f"{self.module} never became healthy:\n{self.log_tail()}")
         return self
 

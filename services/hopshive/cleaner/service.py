@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ..core.build import RUNNING
 from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError, Tx, endpoints
+from ..core.systemd import ready
 from ..exceptions import HopsHiveError
 from ..metastore.exceptions import MetastoreError
 from ..metastore.locations import Locations
@@ -136,6 +137,7 @@ class CleanerService:
     def run(self) -> int:
         self.start_http()
         log.info("started", extra={"owner": self.owner, "lease": self.c["name"], "server_id": self.server_id})
+        ready()
         try:
             while not self.stopping.is_set():
                 self.renew_once()

@@ -18,6 +18,7 @@ import yaml
 from .config import ConfigError, load_config
 from .db import Database, DriverError
 from .migrations import validate
+from .systemd import ready
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,8 @@ def tune_gc() -> None:
 
 
 def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) -> int:
-    """Fork ``count`` workers running ``worker(index)``; keep them running until a signal.
+    """Fork ``count`` workers running ``worker(index)``, tell systemd the service is ready,
+    and keep them running until a signal.
 
     Returns the exit status for the master process.
     """
@@ -97,6 +99,7 @@ def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) 
     signal.signal(signal.SIGINT, stop)
     for index in range(count):
         spawn(index)
+    ready()                     # the socket listens already: connections queue until a worker accepts
     deadline = None
     while children:
         if stopping and deadline is None:

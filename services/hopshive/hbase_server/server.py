@@ -17,6 +17,7 @@ import sys
 
 from ..core.logs import setup_logging
 from ..core.service import effective_config, listen, service_parser
+from ..core.systemd import ready
 from .handler import HBaseHandler
 from .storage import Storage
 from .wire import ThriftServer, load_idl
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     log.info("listening", extra={"bind": hb["bind"], "port": sock.getsockname()[1], "data_dir": hb["data_dir"]})
+    ready()
     try:
         server.serve()
     finally:

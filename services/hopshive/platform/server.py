@@ -21,7 +21,8 @@ from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
-from ..core.service import effective_config, print_config, schemas_usable
+from ..core.service import effective_config, listen, print_config, schemas_usable
+from ..core.systemd import ready
 from ..core.tls import client_context, http_scheme, server_context, verify
 from ..security.secrets import SecretManager, TokenPolicy
 from .accounts import Accounts, Limits
@@ -111,9 +112,11 @@ def serve(config: dict) -> int:
     accounts, projects, secrets = build(config)
     pf = config["platform"]
     tls = server_context(pf, "platform")
-    log.info("listening", extra={"bind": pf["bind"], "port": pf["port"], "tls": tls is not None})
     app = PlatformApp(accounts, projects, secrets, frozenset(pf["trusted_proxies"]))
-    web.run_app(app.app(), host=pf["bind"], port=int(pf["port"]), print=None, ssl_context=tls,
+    sock = listen(pf["bind"], int(pf["port"]))
+    log.info("listening", extra={"bind": pf["bind"], "port": pf["port"], "tls": tls is not None})
+    ready()
+    web.run_app(app.app(), sock=sock, print=None, ssl_context=tls,
                 shutdown_timeout=float(pf["stop_grace"]), access_log=None)
     log.info("stopped")
     return 0

@@ -25,6 +25,7 @@ from ..core import metrics
 from ..core.config import ConfigError
 from ..core.logs import setup_logging
 from ..core.service import effective_config, listen, service_parser
+from ..core.systemd import ready
 from ..core.tls import client_context, server_context
 from ..security import MODES, SIMPLE, TOKEN
 from ..security.tokens import HIVE_SIGNATURE
@@ -210,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=reaper, daemon=True, name="reaper").start()
     log.info("listening", extra={"bind": s2["bind"], "port": s2["port"], "platform": s2["platform_url"],
                                  "tls": tls is not None, "metrics_port": port})
+    ready()
     server.serve()
     try:
         sock.close()
