@@ -28,8 +28,8 @@ def leader_service(cleaner, targets):
     """(owner, Service) of the leading instance; started again after the test."""
     host, _, port = cleaner.rpartition(":")
     container = targets.containers.get(host)
-    how = services.manager(container)
-    if how is None or not port.isdigit() or (container is None and host not in ("localhost", "127.0.0.1", "::1")):
+    how = services.manager_at(host, container)
+    if how is None or not port.isdigit():
         services.cannot_control(targets, f"the harness cannot kill and restart the cleaner {cleaner} from here (it must run on this "
                     "machine or in our cluster containers, under hopshive-supervisorctl or systemd, and the "
                     "harness as root)")

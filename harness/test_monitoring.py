@@ -93,8 +93,8 @@ def cleaners_stopped(prometheus: str, targets) -> Fault | None:
             continue
         address, _, port = target["labels"]["instance"].rpartition(":")
         container = targets.containers.get(address) or targets.containers.get(target["labels"].get("host", ""))
-        how = services.manager(container)
-        if how is None or (container is None and address not in ("localhost", "127.0.0.1", "::1")):
+        how = services.manager_at(address, container)
+        if how is None:
             return uncontrollable(targets, f"the harness cannot stop the cleaner {address}:{port} from here (it "
                                   "must run on this machine or in our cluster containers, as root)")
         found.append(services.cleaner(int(port), how, container))
@@ -107,8 +107,8 @@ def namenode_stopped(targets) -> Fault | None:
     """The first namenode, stopped."""
     address = (targets.namenodes[0] if targets.namenodes else targets.authority).rpartition(":")[0]
     container = targets.containers.get(address)
-    how = services.manager(container)
-    if how is None or (container is None and address not in ("localhost", "127.0.0.1", "::1")):
+    how = services.manager_at(address, container)
+    if how is None:
         return uncontrollable(targets, f"the harness cannot stop the namenode on {address} from here")
     namenode = services.namenode(how, container)
     return Fault(f"stopping the namenode on {address}", {("HopsHiveInstanceDown", "namenode")},

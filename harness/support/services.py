@@ -102,6 +102,17 @@ def controllable(container: str) -> bool:
     return os.geteuid() == 0 and bool(shutil.which("docker")) and run_on(container, "true").returncode == 0
 
 
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def manager_at(address: str, container: str | None) -> str | None:
+    """How the services at ``address`` are run when the harness can control them: in
+    ``container`` (one of ours) or on this machine; None for another machine's."""
+    if container is None and address not in LOOPBACK:
+        return None
+    return manager(container)
+
+
 def manager(container: str | None = None) -> str | None:
     """How services are run on this machine (or in ``container``), or None when the harness
     cannot control them."""
