@@ -13,19 +13,10 @@ from hopshive.core.db import Database
 from tests.support.hbase import HBaseServerProcess
 from tests.support.metastore import MetastoreProcess, settings
 from tests.support.metastore_fixtures import FAKE_NAMENODE
+from tests.support.notify import notify_socket  # noqa: F401 -- a fixture
 from tests.support.schemas import reset_schemas
 
 pytestmark = pytest.mark.metastore
-
-
-@pytest.fixture
-def notify_socket(tmp_path, monkeypatch):
-    path = tmp_path / "notify"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-        sock.bind(str(path))
-        sock.settimeout(60)
-        monkeypatch.setenv("NOTIFY_SOCKET", str(path))
-        yield sock
 
 
 def hbase_server(tmp_path, request):

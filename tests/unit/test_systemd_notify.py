@@ -2,25 +2,13 @@
 
 import socket
 
-import pytest
-
 from hopshive.core.systemd import notify, ready
+from tests.support.notify import notify_socket  # noqa: F401 -- a fixture
 
 
-@pytest.fixture
-def manager(tmp_path, monkeypatch):
-    """A socket standing where systemd's notification socket would, named by $NOTIFY_SOCKET."""
-    path = tmp_path / "notify"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-        sock.bind(str(path))
-        sock.settimeout(5)
-        monkeypatch.setenv("NOTIFY_SOCKET", str(path))
-        yield sock
-
-
-def test_ready_sends_ready_1(manager):
+def test_ready_sends_ready_1(notify_socket):
     assert ready() is True
-    assert manager.recv(64) == b"READY=1"
+    assert notify_socket.recv(64) == b"READY=1"
 
 
 def test_an_abstract_socket_name_is_understood(monkeypatch):
