@@ -8,6 +8,7 @@ from __future__ import annotations
 import socket
 
 import pytest
+import yaml
 
 from hopshive.core.db import Database
 from tests.support.hbase import HBaseServerProcess
@@ -31,10 +32,13 @@ def metastore(tmp_path, request):
 
 
 @pytest.mark.parametrize("make", [hbase_server, metastore])
-def test_ready_is_sent_once_the_port_accepts_connections(make, notify_socket, tmp_path, request):
-    service = make(tmp_path, request).spawn()
+def test_ready_is_sent_once_the_port_accepts_connections(make, tmp_path, request):
+    service = make(tmp_path, request)
+    # Only now: MariaDB (which the metastore's maker may start) speaks sd_notify too.
+    manager = request.getfixturevalue("notify_socket")
+    service.spawn()
     try:
-        assert notify_socket.recv(64) == b"READY=1", service.log_tail()
+        assert manager.recv(64) == b"READY=1", service.log_tail()
         with socket.create_connection(("127.0.0.1", service.port), timeout=5):
             pass                                    # no retry: refused here would be a failure
         assert service.healthy(), service.log_tail()
@@ -47,8 +51,9 @@ def test_a_service_that_cannot_start_never_says_ready(notify_socket, tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         service = HBaseServerProcess(tmp_path / "hbase")
-        service.config_path.write_text(service.config_path.read_text().replace(str(service.port),
-                                                                               str(taken.getsockname()[1])))
+        config = yaml.safe_load(service.config_path.read_text())
+        config["hbase"]["port"] = taken.getsockname()[1]
+        service.config_path.write_text(yaml.safe_dump(config))
         service.spawn()
         assert service.process.wait(30) == 1, service.log_tail()
     notify_socket.settimeout(0.5)

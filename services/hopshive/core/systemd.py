@@ -34,4 +34,3 @@ def notify(state: str) -> bool:
 def ready() -> bool:
     """Tell systemd the service accepts connections now."""
     return notify("READY=1")
-
