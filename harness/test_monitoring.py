@@ -1,11 +1,13 @@
 """Monitoring of a deployed inventory (roles/monitoring): Prometheus scrapes every target of
 the inventory and all of them are up; after each fault the right alerts fire in Prometheus
 within their window and reach Alertmanager, and resolve once the fault is undone.  The faults
-share one window (they are independent, and each alert waits out its own minute):
+share one window (they are independent, and each alert waits out its own `for`):
 
 * every cleaner instance stopped: NoCleanerLeader, HopsHiveInstanceDown{job="cleaner"};
 * a namenode stopped: HopsHiveInstanceDown{job="namenode"};
-* a Galera node killed (the cluster inventory): GaleraClusterTooSmall and MariaDBDown.
+* a Galera node killed (the cluster inventory): GaleraClusterTooSmall and MariaDBDown;
+* a disk filled (a test disk of its own, harness/support/disks.py, mounted on the first
+  database node): DiskAlmostFull for its mount point.
 
 Prometheus is the first host of the inventory's `monitoring` group, port 9089
 (roles/monitoring), or $HOPSHIVE_PROMETHEUS_URL / $HOPSHIVE_ALERTMANAGER_URL.  An inventory
@@ -21,12 +23,12 @@ from typing import Callable
 import pytest
 import requests
 
-from harness.support import services
+from harness.support import disks, services
 from harness.support.galera import KILL as KILL_MARIADB
 from harness.support.prometheus import ALERTMANAGER_PORT, SCRAPED, api, url, usable
 from tests.support.polling import wait_until
 
-FIRING = 180.0              # an alert's 1-minute window, plus scrapes, evaluation and Alertmanager's wait
+FIRING = 240.0              # the disk alert's 2-minute window, plus scrapes, evaluation and Alertmanager's wait
 RESOLVED = 180.0             # a Galera node rejoins (IST) before its size is whole again
 
 
@@ -46,10 +48,14 @@ def down_targets(prometheus: str) -> list[str]:
             for t in api(prometheus, "targets")["activeTargets"] if t["health"] != "up"]
 
 
+def alert_key(labels: dict) -> tuple[str, str]:
+    """(alertname, where): where is a disk alert's mount point, any other alert's job."""
+    return labels["alertname"], labels.get("mountpoint") or labels.get("job", "")
+
+
 def firing(prometheus: str) -> set[tuple[str, str]]:
-    """(alertname, job) of the alerts firing now."""
-    return {(a["labels"]["alertname"], a["labels"].get("job", "")) for a in api(prometheus, "alerts")["alerts"]
-            if a["state"] == "firing"}
+    """alert_key of the alerts firing now."""
+    return {alert_key(a["labels"]) for a in api(prometheus, "alerts")["alerts"] if a["state"] == "firing"}
 
 
 def failed_probes(prometheus: str) -> list[str]:
@@ -78,7 +84,7 @@ def uncontrollable(targets, reason: str) -> None:
 
 @dataclass
 class Fault:
-    """What is done, the (alertname, job) it must fire, and how it is undone."""
+    """What is done, the alert_key of the alerts it must fire, and how it is undone."""
     what: str
     alerts: set[tuple[str, str]]
     cause: Callable[[], object]
@@ -134,13 +140,31 @@ def galera_node_killed(targets) -> Fault | None:
                  {("GaleraClusterTooSmall", "mysqld"), ("MariaDBDown", "mysqld")}, kill, start)
 
 
+def disk_filled(targets) -> Fault | None:
+    """A test disk of its own on the first database node (this machine on a single host),
+    filled to all but a few MiB; undone by taking the disk away (its series ends)."""
+    address = targets.db_nodes[0] if targets.db_nodes else targets.authority.rpartition(":")[0]
+    container = targets.containers.get(address)
+    problem = disks.usable()
+    if problem is None and services.manager_at(address, container) is None:
+        problem = f"the harness cannot mount a disk on {address} from here"
+    if problem:
+        return uncontrollable(targets, problem)
+    disk = disks.TestDisk(container)
+
+    def fill() -> None:
+        disk.attach()
+        disk.fill()
+    return Fault(f"filling the test disk {disk!r}", {("DiskAlmostFull", disks.MOUNTPOINT)}, fill, disk.detach)
+
+
 @pytest.mark.destructive
 def test_each_fault_fires_its_alerts_which_resolve_once_undone(prometheus, alertmanager, targets):
-    """The faults share one window (each alert's own 1-minute ``for``): every expected alert
+    """The faults share one window (each alert's own ``for``, 1 or 2 minutes): every expected alert
     fires within FIRING of the faults and reaches Alertmanager, and resolves within RESOLVED
     of their undoing.  A missing alert is reported with the fault that should have fired it."""
     faults = [fault for fault in (cleaners_stopped(prometheus, targets), namenode_stopped(targets),
-                                  galera_node_killed(targets)) if fault]
+                                  galera_node_killed(targets), disk_filled(targets)) if fault]
     if not faults:
         pytest.skip("the harness can cause none of the faults here")
     expected = set().union(*(fault.alerts for fault in faults))
@@ -158,8 +182,7 @@ def test_each_fault_fires_its_alerts_which_resolve_once_undone(prometheus, alert
             fault.cause()
         wait_until(lambda: expected <= firing(prometheus), FIRING,
                    lambda _: f"not firing {FIRING:.0f} s after the faults: {missing(firing(prometheus))}")
-        received = {(a["labels"]["alertname"], a["labels"].get("job", ""))
-                    for a in requests.get(f"{alertmanager}/api/v2/alerts", timeout=30).json()}
+        received = {alert_key(a["labels"]) for a in requests.get(f"{alertmanager}/api/v2/alerts", timeout=30).json()}
         assert not missing(received), f"not in Alertmanager: {missing(received)}"
     finally:
         for fault in reversed(caused):

@@ -11,8 +11,10 @@ import threading
 
 import happybase
 import pytest
+import yaml
 
 from tests.support.hbase import HBaseServerProcess
+from tests.support.prometheus import moved, scrape_url, total
 
 
 @pytest.fixture(scope="module")
@@ -177,6 +179,35 @@ def test_bad_input_keeps_connection(table):
         table.connection.client.scannerGetList(987654, 1)
     table.put(b"ok", {b"f:a": b"1"})
     assert table.row(b"ok") == {b"f:a": b"1"}
+
+
+def test_metrics_count_calls_by_outcome_and_read_the_store(conn, table, server):
+    url = f"http://127.0.0.1:{server.metrics_port}/metrics"
+    before = scrape_url(url)
+    _fill(table, 5)
+    with pytest.raises(Exception):      # the table exists: AlreadyExists, the call's declared error
+        conn.create_table(table.name.decode(), {"f": dict()})
+    scanner = table.scan(batch_size=1)
+    next(scanner)                       # open, not exhausted: the server holds it
+    after = scrape_url(url)
+    assert moved(before, after, "hopshive_hbase_calls_total", method="mutateRows", outcome="ok") >= 1
+    assert moved(before, after, "hopshive_hbase_calls_total", method="createTable", outcome="error") == 1
+    assert moved(before, after, "hopshive_hbase_call_seconds_count", method="mutateRows") >= 1
+    assert total(after, "hopshive_hbase_scanners_open") >= 1
+    assert total(after, "hopshive_hbase_tables") >= 1
+    used, size = total(after, "hopshive_hbase_store_used_bytes"), total(after, "hopshive_hbase_store_size_bytes")
+    assert 0 < used <= size == 512 << 20
+    assert total(after, "hopshive_build_info") == 1
+    scanner.close()
+
+
+def test_a_bad_metrics_port_is_refused_with_its_reason(tmp_path):
+    service = HBaseServerProcess(tmp_path)
+    config = yaml.safe_load(service.config_path.read_text())
+    config["hbase"]["metrics_port"] = "ninety"
+    service.config_path.write_text(yaml.safe_dump(config))
+    assert service.spawn().process.wait(30) == 1, service.log_tail()
+    assert "metrics_port must be a port number" in service.log_tail()
 
 
 def test_help_and_check_config():

@@ -15,9 +15,11 @@ class HBaseServerProcess(ServiceProcess):
 
     def __init__(self, base: Path):
         self.port = _free_port()
+        self.metrics_port = _free_port()
         self.data_dir = base / "data"
         super().__init__(base, {"log_level": "debug", "hbase": {
-            "port": self.port, "data_dir": str(self.data_dir), "map_size_mb": 512, "stop_grace": 5.0}},
+            "port": self.port, "metrics_port": self.metrics_port, "data_dir": str(self.data_dir),
+            "map_size_mb": 512, "stop_grace": 5.0}},
             start_deadline=30.0, name="hopshive-hbase")
 
     def healthy(self) -> bool:

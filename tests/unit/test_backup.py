@@ -18,12 +18,13 @@ NOW = datetime(2026, 11, 28, 6, 0, 0, tzinfo=timezone.utc)
 
 
 def finished_backup(root: Path, backup_id: str, kind: str = "full", base: str | None = None,
-                    donor: str = "db3", to_lsn: int = 100) -> Path:
+                    donor: str = "db3", to_lsn: int = 100, schemas: dict | None = None) -> Path:
     """A backup directory as backup.yml leaves it: raw database files and a manifest."""
     directory = root / backup_id
     (directory / "db").mkdir(parents=True)
     (directory / "db" / "ibdata1").write_bytes(os.urandom(64))
-    manifest.write(directory, {"id": backup_id, "kind": kind, "base": base, "donor": donor, "to_lsn": to_lsn})
+    manifest.write(directory, {"id": backup_id, "kind": kind, "base": base, "donor": donor, "to_lsn": to_lsn,
+                               "commit": "c0ffee", "schema_versions": schemas or {"hops": 5, "metastore": 4}})
     return directory
 
 
@@ -60,6 +61,16 @@ def test_any_change_after_the_manifest_is_reported(tmp_path, damage, expected):
     manifest.write(tmp_path, {})
     damage(tmp_path)
     assert manifest.verify(tmp_path) == [expected]
+
+
+@pytest.mark.parametrize("recorded, release, newer", [
+    ({"hops": 5, "metastore": 4}, {"hops": 5, "metastore": 4, "platform": 1}, []),
+    ({"hops": 3}, {"hops": 5, "metastore": 4}, []),                  # older: the restore migrates it
+    ({"hops": 6, "metastore": 4}, {"hops": 5, "metastore": 4}, ["hops 6 > 5"]),
+    ({"hops": 5, "future": 1}, {"hops": 5}, ["future 1 > 0"]),         # a schema this release lacks
+])
+def test_only_schemas_beyond_the_release_are_newer(recorded, release, newer):
+    assert manifest.newer_schemas(recorded, release) == newer
 
 
 def test_a_backup_without_manifest_is_unfinished(tmp_path):
@@ -240,3 +251,26 @@ def test_verify_checks_the_whole_chain(tmp_path, capsys):
     (tmp_path / "b1" / "db" / "ibdata1").write_bytes(b"rot")
     assert cli.main(["verify", "--root", str(tmp_path)]) == 1
     assert "backup b1 (needed to restore b2) is damaged" in capsys.readouterr().err
+
+
+def test_verify_refuses_a_backup_of_a_newer_release_before_reading_its_files(tmp_path, capsys):
+    finished_backup(tmp_path, "b1", schemas={"hops": 6, "metastore": 4})
+    (tmp_path / "b1" / "db" / "ibdata1").write_bytes(b"rot")      # not even checked: refused first
+    assert cli.main(["verify", "--root", str(tmp_path), "--release-schema", "hops=5",
+                     "--release-schema", "metastore=4"]) == 1
+    err = capsys.readouterr().err
+    assert "backup b1 was taken by a newer release (commit c0ffee)" in err and "hops 6 > 5" in err
+
+
+def test_verify_accepts_a_backup_of_this_or_an_older_release(tmp_path, capsys):
+    finished_backup(tmp_path, "b1", schemas={"hops": 4, "metastore": 4})
+    assert cli.main(["verify", "--root", str(tmp_path), "--release-schema", "hops=5",
+                     "--release-schema", "metastore=4", "--release-schema", "platform=1"]) == 0
+    assert json.loads(capsys.readouterr().out)["manifest"]["schema_versions"] == {"hops": 4, "metastore": 4}
+
+
+@pytest.mark.parametrize("bad", ["hops", "hops=", "=5", "hops=five"])
+def test_a_malformed_release_schema_is_a_usage_error(tmp_path, capsys, bad):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["verify", "--root", str(tmp_path), "--release-schema", bad])
+    assert exited.value.code == 2 and "expected SCHEMA=VERSION" in capsys.readouterr().err

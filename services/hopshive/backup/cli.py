@@ -112,14 +112,28 @@ def cmd_seal(args) -> dict:
 
 def cmd_verify(args) -> dict:
     backup_id = catalog.resolve(args.root, args.id)
+    facts = {k: v for k, v in manifest.read(args.root / backup_id).items() if k != "files"}
+    release = dict(args.release_schema or [])
+    newer = manifest.newer_schemas(facts.get("schema_versions") or {}, release)
+    if args.release_schema and newer:
+        raise BackupError(f"backup {backup_id} was taken by a newer release (commit {facts.get('commit')}): its "
+                          f"schemas are beyond this release's migrations ({', '.join(newer)}); restore it with "
+                          "that release's playbooks, or a later one")
     checked = {}
     for i in catalog.chain(args.root, backup_id):
         problems = manifest.verify(args.root / i)
         if problems:
             raise BackupError(f"backup {i} (needed to restore {backup_id}) is damaged: {problems[:10]}")
         checked[i] = len(manifest.read(args.root / i)["files"])
-    return {"id": backup_id, "chain": list(checked), "files": sum(checked.values()),
-            "manifest": {k: v for k, v in manifest.read(args.root / backup_id).items() if k != "files"}}
+    return {"id": backup_id, "chain": list(checked), "files": sum(checked.values()), "manifest": facts}
+
+
+def _schema_version(text: str) -> tuple[str, int]:
+    """``hops=5`` -> ("hops", 5)."""
+    name, equals, version = text.partition("=")
+    if not (name and equals and version.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected SCHEMA=VERSION, e.g. hops=5, not {text!r}")
+    return name, int(version)
 
 
 def cmd_prune(args) -> dict:
@@ -189,6 +203,9 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--commit", required=True, help="the git commit of the deployment")
     command = add("verify", cmd_verify, [root], "check a backup and its chain against their manifests")
     command.add_argument("--id", default="", help="default: the newest finished backup")
+    command.add_argument("--release-schema", type=_schema_version, action="append", metavar="SCHEMA=VERSION",
+                         help="the newest migration of a schema in the release restoring (repeated): a backup "
+                              "beyond it is refused")
     command = add("prune", cmd_prune, [root], "delete backups beyond the retention")
     command.add_argument("--keep-full", type=int, required=True, help="full backups (with increments) to keep")
     command.add_argument("--keep", default="", help="an unfinished backup not to delete (the one running)")

@@ -47,6 +47,14 @@ def write(root: Path, facts: dict) -> dict:
     return manifest
 
 
+def newer_schemas(recorded: dict[str, int], release: dict[str, int]) -> list[str]:
+    """The schemas a backup holds at a migration this release does not have ("hops 6 > 5"):
+    its code would run on a schema it does not know.  An older schema is fine: the restore
+    brings it forward with hopshive-schematool upgrade, as a deployment would."""
+    return [f"{schema} {version} > {release.get(schema, 0)}"
+            for schema, version in sorted(recorded.items()) if version > release.get(schema, 0)]
+
+
 def read(root: Path) -> dict:
     try:
         manifest = json.loads((root / NAME).read_text())

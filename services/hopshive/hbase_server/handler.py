@@ -76,6 +76,10 @@ class HBaseHandler:
         self._lock = threading.Lock()
         self._disabled: set[bytes] = set()
 
+    def open_scanners(self) -> int:
+        with self._lock:
+            return len(self._scanners)
+
     # ---------------------------------------------------------------- helpers
     def _cells(self, cells: list[Cell]) -> list:
         return [self.api.TCell(value=v, timestamp=ts) for _, ts, v in cells]

@@ -5,7 +5,9 @@ docstring).  Configuration: built-in defaults, then the YAML file given by --con
 $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables (e.g.
 HOPSHIVE_HBASE__PORT=9091).  Logs are JSON lines on stderr.  SIGTERM/SIGINT stop it
 gracefully: the listener closes and calls in progress finish (hbase.stop_grace seconds at
-most); every acknowledged write is already on disk.
+most); every acknowledged write is already on disk.  Prometheus numbers are served at
+http://<bind>:<hbase.metrics_port, by default the Thrift port + 100>/metrics
+(hopshive.hbase_server.metrics).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import os
 import signal
 import sys
 
+from ..core import metrics as core_metrics
 from ..core.logs import setup_logging
 from ..core.service import effective_config, listen, service_parser
 from ..core.systemd import ready
 from .handler import HBaseHandler
+from .metrics import HBaseMetrics
 from .storage import Storage
 from .wire import ThriftServer, load_idl
 
@@ -36,6 +40,8 @@ DEFAULTS = {
         "max_scanners": 10000,
         "read_timeout": 600.0,          # seconds a connection may stay silent
         "stop_grace": 10.0,
+        "metrics": True,
+        "metrics_port": None,           # empty: the Thrift port + 100
     },
 }
 
@@ -71,13 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot open the data directory", extra={"data_dir": hb["data_dir"], "error": str(exc)})
         return 1
     api = load_idl()
+    handler = HBaseHandler(storage, api, float(hb["scanner_lease"]), int(hb["max_scanners"]))
+    numbers = HBaseMetrics(handler, storage)
+    exporter = None
     try:
+        metrics_port = core_metrics.metrics_port(hb, "hbase")
         sock = listen(hb["bind"], int(hb["port"]))
-    except OSError as exc:
-        log.error("cannot listen", extra={"bind": hb["bind"], "port": hb["port"], "error": str(exc)})
+        if metrics_port is not None:
+            exporter = core_metrics.serve(hb["bind"], metrics_port, numbers.registry)
+    except (OSError, ValueError) as exc:
+        log.error("cannot listen", extra={"bind": hb["bind"], "port": hb["port"],
+                                          "metrics_port": hb["metrics_port"], "error": str(exc)})
+        storage.close()
         return 1
-    server = ThriftServer(sock, HBaseHandler(storage, api, float(hb["scanner_lease"]), int(hb["max_scanners"])),
-                          api, float(hb["read_timeout"]))
+    server = ThriftServer(sock, handler, api, float(hb["read_timeout"]), numbers.observe)
 
     def stop(signum, frame):
         log.info("stopping", extra={"signal": signal.Signals(signum).name})
@@ -85,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    log.info("listening", extra={"bind": hb["bind"], "port": sock.getsockname()[1], "data_dir": hb["data_dir"]})
+    log.info("listening", extra={"bind": hb["bind"], "port": sock.getsockname()[1], "metrics_port": metrics_port,
+                                 "data_dir": hb["data_dir"]})
     ready()
     try:
         server.serve()
     finally:
         server.stop(float(hb["stop_grace"]))
+        core_metrics.stop(exporter)
         storage.close()
         log.info("stopped")
     return 0

@@ -149,6 +149,12 @@ class Storage:
             with self._lock:
                 self._handles.pop(name, None)
 
+    def usage(self) -> tuple[int, int]:
+        """(bytes of the LMDB map in use, the map's size): the map is the most data the
+        server can hold, so an operator watches the first approach the second."""
+        info = self.env.info()
+        return (info["last_pgno"] + 1) * self.env.stat()["psize"], info["map_size"]
+
     def table_names(self) -> list[bytes]:
         with self.env.begin(db=self.meta) as txn:
             return [bytes(k) for k, _ in txn.cursor(db=self.meta)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from importlib import resources
 
 import thriftpy2
@@ -33,11 +34,13 @@ def load_idl():
 
 
 class ErrorMapping:
-    """Wraps a handler: every call's library errors become the IDL's exceptions."""
+    """Wraps a handler: every call's library errors become the IDL's exceptions; each
+    answered call is passed to ``observe(method, outcome, seconds)`` when given (metrics)."""
 
-    def __init__(self, handler, api):
+    def __init__(self, handler, api, observe=None):
         self._handler = handler
         self._api = api
+        self._observe = observe
         self._declared = {name: {spec[2] for key, spec in getattr(api.Hbase, f"{name}_result").thrift_spec.items()
                                  if spec[1] != "success"}
                           for name in api.Hbase.thrift_services}
@@ -46,13 +49,19 @@ class ErrorMapping:
         method = getattr(self._handler, name)
         declared = self._declared.get(name, set())
         def call(*args, **kwargs):
+            started, outcome = time.perf_counter(), "ok"
             try:
                 return method(*args, **kwargs)
             except HBaseError as exc:
+                outcome = "error"
                 raise self._translate(exc, declared) from None
             except Exception as exc:  # noqa: BLE001 -- a bug must not kill the connection
+                outcome = "internal"
                 log.exception("internal error", extra={"call": name})
                 raise self._translate(HBaseError(f"internal error: {exc!r}"), declared) from None
+            finally:
+                if self._observe is not None:
+                    self._observe(name, outcome, time.perf_counter() - started)
 
         call.__name__ = name
         return call
@@ -72,9 +81,9 @@ class ThriftServer:
     """Accept loop with one thread per connection; ``stop`` closes the listener and lets
     calls in progress finish."""
 
-    def __init__(self, sock: socket.socket, handler, api, read_timeout: float = 600.0):
+    def __init__(self, sock: socket.socket, handler, api, read_timeout: float = 600.0, observe=None):
         self.sock = sock
-        self.processor = TProcessor(api.Hbase, ErrorMapping(handler, api))
+        self.processor = TProcessor(api.Hbase, ErrorMapping(handler, api, observe))
         self.read_timeout = read_timeout
         self.stopping = threading.Event()
         self._threads: set[threading.Thread] = set()

@@ -28,6 +28,13 @@ def test_service_runs(node):
     node.assert_running("hopshive-hbase")
 
 
+def test_metrics_count_the_calls(node):
+    happybase(node, "write")
+    metrics = node.http("http://127.0.0.1:9095/metrics")
+    assert metrics.status == 200, metrics
+    assert 'hopshive_hbase_calls_total{method="mutateRows",outcome="ok"}' in metrics.body, metrics.body[:2000]
+
+
 def test_written_rows_survive_a_restart(node, eventually):
     written = happybase(node, "write")
     node.control("restart", "hopshive-hbase")

@@ -16,7 +16,7 @@ ALERT_LOG = "/var/log/prometheus/alerts.log"
 DAEMONS = ["prometheus", "prometheus-alertmanager", "hopshive-alert-log", "prometheus-blackbox-exporter",
            "prometheus-node-exporter", "prometheus-mysqld-exporter"]
 JOBS = {"prometheus", "alertmanager", "node", "mysqld", "namenode", "metastore", "cleaner", "server2", "platform",
-        "hbase"}
+        "hbase", "hbase-server"}
 UP = {"prometheus", "alertmanager", "node", "mysqld", "hbase"}   # what runs here (hbase: the prober)
 
 
