@@ -3,13 +3,17 @@
 1. load data: a partitioned Spark table through the deployed metastores, small files (kept in
    the database) and large ones (several blocks each) through WebHDFS, a platform project;
 2. back up while a writer keeps writing files;
-3. refuse: restore.yml onto the cluster as it is (it holds data) stops before changing anything;
+3. refuse: restore.yml onto the cluster as it is (it holds data) stops before changing anything,
+   and so does a restore of a backup taken by a newer release (a copy of this one whose
+   manifest records schemas beyond this release's migrations);
 4. destroy the data: every service stopped, every database node's datadir and binary logs
    and every namenode's blocks deleted (the containers stay: re-creating and re-deploying
    them takes longer than the harness's whole run);
 5. restore, then: every file acknowledged before the backup started has its bytes (SHA-256),
    the project and its owner are there, Spark answers as before, `hopshive-dfs fsck /` and
-   `hopshive-metatool fsck` are clean and the metastore/namespace invariants hold.
+   `hopshive-metatool fsck` are clean, the schemas were checked against this release
+   (`hopshive-schematool upgrade`: nothing to do for a backup of this release) and the
+   metastore/namespace invariants hold.
 
 Destructive to the whole deployment, so it runs only where every database node and namenode
 is one of our containers (inventories/cluster: ./scripts/cluster test); on the single host
@@ -39,6 +43,20 @@ PLAYBOOK = REPOSITORY / ".venv-deploy" / "bin" / "ansible-playbook"
 SMALL, LARGE, BLOCK = 20, 3, 1 << 20
 WIPE_DATABASE = "service mariadb stop; find /var/lib/mysql -mindepth 1 -delete; rm -f /var/log/mysql/mysql-bin.*"
 WIPE_BLOCKS = ("rm -rf \"$(sed -n 's/^  data_dir: \"\\(.*\\)\"$/\\1/p' /etc/hopshive/namenode.yml)/current\"")
+BACKUP_DIR = "/var/backups/hopshive"        # hopshive_backup_dir's default
+NEWER = "zz-newer-release"                  # the copy "taken by a newer release"
+# A copy of the newest backup (hard links: no data copied) whose manifest's schemas are one
+# migration beyond the release's; the manifest is replaced, not written through its link.
+COPY_AS_NEWER = f"""set -e; cd {BACKUP_DIR}; newest=$(ls -1 | grep -v '^[.]' | grep -v {NEWER} | sort | tail -n 1)
+cp -al "$newest" {NEWER}
+python3 - <<'PY'
+import json, os
+path = "{NEWER}/manifest.json"
+manifest = json.load(open(path))
+manifest["schema_versions"] = {{schema: version + 1 for schema, version in manifest["schema_versions"].items()}}
+open(path + ".new", "w").write(json.dumps(manifest))
+os.replace(path + ".new", path)
+PY"""
 
 
 def playbook(inventory: str, name: str, *extra: str) -> subprocess.CompletedProcess:
@@ -61,8 +79,9 @@ def cluster(targets, request) -> dict:
         services.cannot_control(targets, "backup/restore wipes every database node and namenode: it runs only "
                                 "against our container cluster (./scripts/cluster test), never against the "
                                 "single host's deployment")
+    backup_host = targets.group_hosts.get("backup") or databases[-1]    # hopshive_backup_host
     return {"inventory": inventory, "databases": [targets.containers[h] for h in databases],
-            "namenodes": [targets.containers[h] for h in namenodes],
+            "namenodes": [targets.containers[h] for h in namenodes], "backup_host": targets.containers[backup_host],
             "all": sorted(set(targets.containers.values()))}
 
 
@@ -169,6 +188,17 @@ def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
     assert refused.returncode != 0 and "the cluster holds data" in refused.stdout, \
         "restore.yml must refuse a cluster that holds data"
     assert hdfs.status(f"{scratch.path}/small/s0", strict=False), "the refused restore changed the cluster"
+    backup_host = cluster["backup_host"]
+    copied = run_in(backup_host, COPY_AS_NEWER)
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    try:
+        newer = playbook(cluster["inventory"], "restore.yml", "-e", f"hopshive_restore_id={NEWER}",
+                         "-e", "hopshive_restore_force=true")
+    finally:
+        run_in(backup_host, f"rm -rf {BACKUP_DIR}/{NEWER}")
+    assert newer.returncode != 0 and f"backup {NEWER} was taken by a newer release" in newer.stdout, \
+        "restore.yml must refuse a backup whose schemas this release does not know"
+    assert hdfs.status(f"{scratch.path}/small/s0", strict=False), "the refused restore changed the cluster"
 
     for container in cluster["all"]:
         services.stop_all(container)
@@ -185,6 +215,7 @@ def test_a_backup_taken_under_writes_restores_every_acknowledged_item(
     assert restored.returncode == 0, "restore.yml failed (output above)"
     assert "The filesystem under path '/' is HEALTHY" in restored.stdout
     assert "metastore fsck: " in restored.stdout
+    assert "hops: nothing to do" in restored.stdout, "the restore did not bring the schemas to this release"
 
     for instance in targets.metastores:
         ms.wait_healthy(instance, deadline=180)
