@@ -23,6 +23,7 @@ import urllib.request
 from ..core.db import Database, DriverError
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
+from ..core.reload import on_hangup, reloader
 from ..core.service import effective_config, print_config, schemas_usable, service_parser
 from . import lease, positions
 from .service import DEFAULTS, CleanerService, config_problems
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     service = CleanerService(config)
     signal.signal(signal.SIGTERM, lambda *_: service.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: service.stopping.set())
+    on_hangup(reloader(DEFAULTS, path))        # the log level (its health port serves no TLS)
     return service.run()
 
 

@@ -1,5 +1,6 @@
 """Process lifecycle shared by the services: a pre-forked pool of workers on one listening
-socket, restarted if they die, and stopped gracefully on SIGTERM/SIGINT."""
+socket, restarted if they die, reloaded on SIGHUP (core.reload) and stopped gracefully on
+SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
@@ -60,9 +61,11 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
-def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) -> int:
+def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0,
+                reload: Callable[[], object] | None = None) -> int:
     """Fork ``count`` workers running ``worker(index)``, tell systemd the service is ready,
-    and keep them running until a signal.
+    and keep them running until a signal.  On SIGHUP, ``reload`` runs in the master (so a
+    worker forked later starts reloaded) and in every worker.
 
     Returns the exit status for the master process.
     """
@@ -75,6 +78,7 @@ def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) 
         if pid == 0:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGHUP, (lambda signum, frame: reload()) if reload else signal.SIG_IGN)
             try:
                 worker(index)
                 code = 0
@@ -85,18 +89,27 @@ def run_workers(count: int, worker: Callable[[int], None], grace: float = 30.0) 
             os._exit(code)
         children[pid] = index
 
+    def tell_children(signum: int) -> None:
+        for pid in children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
     def stop(signum, frame) -> None:
         nonlocal stopping
         stopping = True
         log.info("stopping", extra={"signal": signal.Signals(signum).name})
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        tell_children(signal.SIGTERM)
+
+    def hangup(signum, frame) -> None:
+        if reload is not None:
+            reload()
+        tell_children(signal.SIGHUP)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, hangup)
     for index in range(count):
         spawn(index)
     ready()                     # the socket listens already: connections queue until a worker accepts

@@ -34,11 +34,35 @@ def server_context(section: Mapping, where: str) -> ssl.SSLContext | None:
         raise ConfigError(f"{where}.tls_cert_file and {where}.tls_key_file must be set together")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = MINIMUM_VERSION
+    _load_pair(context, cert, key, where)
+    return context
+
+
+def reload_server_context(context: ssl.SSLContext | None, section: Mapping, where: str) -> None:
+    """Load ``section``'s certificate and key again into the context the server serves with
+    (a renewed certificate): connections made afterwards get it, open ones keep theirs.
+
+    Raises:
+        ConfigError: the files cannot be used, or the setting turns TLS on or off (only a
+            restart can: the listening socket would change protocol); the context is unchanged.
+    """
+    cert, key = section.get("tls_cert_file") or "", section.get("tls_key_file") or ""
+    if (context is None) != (not cert and not key):
+        raise ConfigError(f"{where}: turning TLS on or off needs a restart, not a reload")
+    if context is not None:
+        if not cert or not key:
+            raise ConfigError(f"{where}.tls_cert_file and {where}.tls_key_file must be set together")
+        # Tried on a scratch context first: a key that does not match the certificate fails
+        # after OpenSSL has already taken the certificate, which would leave a broken pair.
+        _load_pair(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), cert, key, where)
+        _load_pair(context, cert, key, where)
+
+
+def _load_pair(context: ssl.SSLContext, cert: str, key: str, where: str) -> None:
     try:
         context.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise ConfigError(f"{where}.tls_cert_file/tls_key_file cannot be used: {exc}") from exc
-    return context
 
 
 def client_context(ca_file: str = "") -> ssl.SSLContext:

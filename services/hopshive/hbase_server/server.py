@@ -19,6 +19,7 @@ import sys
 
 from ..core import metrics as core_metrics
 from ..core.logs import setup_logging
+from ..core.reload import on_hangup, reloader
 from ..core.service import effective_config, listen, service_parser
 from ..core.systemd import ready
 from .handler import HBaseHandler
@@ -98,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    on_hangup(reloader(DEFAULTS, args.config))     # the log level (it serves no TLS)
     log.info("listening", extra={"bind": hb["bind"], "port": sock.getsockname()[1], "metrics_port": metrics_port,
                                  "data_dir": hb["data_dir"]})
     ready()

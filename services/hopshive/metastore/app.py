@@ -121,11 +121,12 @@ class Metastore:
             "lock_timeout": float(ms["lock_timeout"]), "uris": f"thrift://{ms['bind']}:{ms['port']}",
             "anonymous_user": ms["anonymous_user"]})
         concurrent = int(ms["max_concurrent_calls"]) or max(1, int(config["database"]["pool_size"]) - 1)
+        self.tls = server_context(ms, "metastore")      # reloaded in place on SIGHUP (core.reload)
         self.metrics = CallMetrics()
         self.server = ThriftServer(sock, Processor(self.handler, self.metrics), _new_session, concurrent,
                                    int(ms["max_connections"]), float(ms["read_timeout"]),
                                    self.authenticator.mechanisms(), self.authenticator.refusal,
-                                   server_context(ms, "metastore"), bool(ms["tls_plain_sasl"]))
+                                   self.tls, bool(ms["tls_plain_sasl"]))
 
     def bootstrap(self) -> None:
         """Make the warehouse directory and the `default` database when missing."""

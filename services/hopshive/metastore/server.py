@@ -3,7 +3,8 @@
 Configuration: built-in defaults, then the YAML file given by --config (or
 $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY> variables.  --port overrides
 metastore.port.  Logs are JSON lines on stderr.  SIGTERM/SIGINT stop it gracefully: the
-listener closes, calls in progress finish (metastore.stop_grace seconds at most).
+listener closes, calls in progress finish (metastore.stop_grace seconds at most).  SIGHUP
+reloads the TLS certificate and key and the log level (hopshive.core.reload).
 Prometheus counters are served at http://<bind>:<metastore.metrics_port, by default the
 Thrift port + 100>/metrics (hopshive.metastore.metrics, hopshive.core.metrics).
 """
@@ -15,6 +16,7 @@ import signal
 import sys
 
 from ..core.logs import setup_logging
+from ..core.reload import on_hangup, reloader
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
 from ..core import metrics
@@ -24,10 +26,11 @@ from .registry import BackendError
 log = logging.getLogger("hopshive.metastore")
 
 
-def serve_worker(config: dict, sock) -> None:
+def serve_worker(config: dict, sock, config_path: str | None) -> None:
     metastore = Metastore(config, sock)
     signal.signal(signal.SIGTERM, lambda *_: metastore.server.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: metastore.server.stopping.set())
+    on_hangup(reloader(DEFAULTS, config_path, "metastore", metastore.tls))
     log.info("metastore worker started", extra={"port": sock.getsockname()[1]})
     try:
         metastore.serve()
@@ -89,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     log.info("listening", extra={"bind": ms["bind"], "port": ms["port"], "workers": ms["workers"],
                                  "warehouse": ms["warehouse"], "metrics_port": port})
     try:
-        return run_workers(int(ms["workers"]), lambda index: serve_worker(config, sock), float(ms["stop_grace"]))
+        return run_workers(int(ms["workers"]), lambda index: serve_worker(config, sock, args.config),
+                           float(ms["stop_grace"]), reloader(DEFAULTS, args.config))
     finally:
         metrics.stop(exporter, directory)
 

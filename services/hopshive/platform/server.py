@@ -21,6 +21,7 @@ from ..core.config import DATABASE_DEFAULTS
 from ..core.db import Database, DriverError
 from ..core.logs import setup_logging
 from ..core.schematool import COMPONENTS
+from ..core.reload import on_hangup, reloader
 from ..core.service import effective_config, listen, print_config, schemas_usable
 from ..core.systemd import ready
 from ..core.tls import client_context, http_scheme, server_context, verify
@@ -105,7 +106,7 @@ def check_settings(config: dict) -> str | None:
     return None
 
 
-def serve(config: dict) -> int:
+def serve(config: dict, path: str | None) -> int:
     setup_logging(config["log_level"])
     if not schemas_usable(config["database"], [COMPONENTS["platform"]]):
         return 1
@@ -115,6 +116,7 @@ def serve(config: dict) -> int:
     app = PlatformApp(accounts, projects, secrets, frozenset(pf["trusted_proxies"]))
     sock = listen(pf["bind"], int(pf["port"]))
     log.info("listening", extra={"bind": pf["bind"], "port": pf["port"], "tls": tls is not None})
+    on_hangup(reloader(DEFAULTS, path, "platform", tls))
     ready()
     web.run_app(app.app(), sock=sock, print=None, ssl_context=tls,
                 shutdown_timeout=float(pf["stop_grace"]), access_log=None)
@@ -236,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print_config(config)
         return 0
     if args.area == "serve":
-        return serve(config)
+        return serve(config, path)
     if args.area == "check":
         return check(config)
     return admin(config, args)

@@ -24,6 +24,7 @@ from impala_thrift_gen.TCLIService import TCLIService
 from ..core import metrics
 from ..core.config import ConfigError
 from ..core.logs import setup_logging
+from ..core.reload import on_hangup, reloader
 from ..core.service import effective_config, listen, service_parser
 from ..core.systemd import ready
 from ..core.tls import client_context, server_context
@@ -208,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    on_hangup(reloader(DEFAULTS, args.config, "server2", tls))
     threading.Thread(target=reaper, daemon=True, name="reaper").start()
     log.info("listening", extra={"bind": s2["bind"], "port": s2["port"], "platform": s2["platform_url"],
                                  "tls": tls is not None, "metrics_port": port})

@@ -6,6 +6,7 @@ own (registered in hops.hdfs_namenodes, heartbeating, recovering dead peers); th
 nothing but the database and the block directory.  Configuration: built-in defaults, then
 the YAML file given by --config (or $HOPSHIVE_CONFIG), then $HOPSHIVE_<SECTION>__<KEY>.
 Prometheus numbers are served at /metrics on the same port (hopshive.webhdfs.metrics).
+SIGHUP reloads the TLS certificate and key and the log level (hopshive.core.reload).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..core.config import DATABASE_DEFAULTS, ConfigError
 from ..core.db import Database
 from ..core import metrics
 from ..core.logs import setup_logging
+from ..core.reload import reloader
 from ..core.schematool import COMPONENTS
 from ..core.service import effective_config, listen, print_config, run_workers, schemas_usable, service_parser
 from ..core.tls import client_context, server_context
@@ -189,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     generation = time.time()
     metrics_dir = metrics.use_directory("namenode")
     try:
-        return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation, tls, metrics_dir))
+        return run_workers(int(nn["workers"]), lambda index: serve_worker(config, sock, generation, tls, metrics_dir),
+                           reload=reloader(DEFAULTS, args.config, "namenode", tls))
     finally:
         metrics.stop(None, metrics_dir)
 
