@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from hopshive.core.config import ConfigError
-from hopshive.core.tls import VerifyingSession, http_scheme, server_context
+from hopshive.core.tls import VerifyingSession, http_scheme, reload_server_context, server_context
 from hopshive.security.token_files import credentials_for, namenodes_of_client_conf
 from hopshive.security.tokens import SWEBHDFS_KIND, WEBHDFS_KIND, Token, read_credentials_file
 from tests.support.tls import make_ca
@@ -32,6 +32,19 @@ def test_a_server_context_takes_tls_1_2_and_later(tmp_path):
     context = server_context(ca.server_settings(), "platform")
     assert context.minimum_version == ssl.TLSVersion.TLSv1_2
     assert http_scheme(ca.server_settings()) == "https"
+
+
+def test_a_reload_cannot_turn_tls_on_or_off_and_a_half_pair_changes_nothing(tmp_path):
+    ca = make_ca(tmp_path)
+    with pytest.raises(ConfigError, match="turning TLS on or off needs a restart"):
+        reload_server_context(None, ca.server_settings(), "server2")
+    context = server_context(ca.server_settings(), "server2")
+    with pytest.raises(ConfigError, match="turning TLS on or off needs a restart"):
+        reload_server_context(context, {"tls_cert_file": "", "tls_key_file": ""}, "server2")
+    with pytest.raises(ConfigError, match="server2.tls_cert_file and server2.tls_key_file"):
+        reload_server_context(context, {"tls_cert_file": str(ca.cert_file), "tls_key_file": ""}, "server2")
+    reload_server_context(None, {"tls_cert_file": "", "tls_key_file": ""}, "server2")     # plain stays plain
+    reload_server_context(context, ca.server_settings(), "server2")
 
 
 def test_the_session_ca_wins_over_the_environment(monkeypatch):
