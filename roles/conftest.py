@@ -147,7 +147,12 @@ class Inventory:
         self.path = path
 
     def node(self, name):
-        return Node(testinfra.get_host(f"ansible://{name}", ansible_inventory=self.path))
+        # A scenario whose hosts' ansible_host is their network address (the ensemble's, the
+        # cluster's) names the container in ansible_docker_host, which testinfra does not read.
+        variables = testinfra.utils.ansible_runner.AnsibleRunner.get_runner(self.path).get_variables(name)
+        container = variables.get("ansible_docker_host")
+        url = f"docker://{container}" if container else f"ansible://{name}"
+        return Node(testinfra.get_host(url, ansible_inventory=self.path))
 
     def nodes(self, group):
         """The group's hosts sorted by name (the scenarios name them in the plays' order)."""
