@@ -15,13 +15,11 @@ import pytest
 import requests
 import yaml
 
-from hopshive.core.db import Database
 from tests.support.hbase import HBaseServerProcess
 from tests.support.metastore import MetastoreProcess, settings
 from tests.support.metastore_fixtures import FAKE_NAMENODE
 from tests.support.namenode import NamenodeServer
 from tests.support.polling import wait_until
-from tests.support.schemas import reset_schemas
 from tests.support import tls
 
 CONNECTIONS = 12      # enough fresh connections that both workers answer some (the kernel spreads accepts)
@@ -76,18 +74,10 @@ def log_size(process) -> int:
     return len(process.log_path.read_text(errors="replace"))
 
 
-@pytest.fixture
-def database(mariadb):
-    handle = Database(mariadb.config)
-    reset_schemas(handle)
-    yield handle
-    handle.close()
-
-
-def test_namenode_workers_serve_a_renewed_certificate_after_a_reload(database, cas, tmp_path):
+def test_namenode_workers_serve_a_renewed_certificate_after_a_reload(db, cas, tmp_path):
     first, renewed = cas
     served = served_files(cas, tmp_path / "tls")
-    namenode = NamenodeServer(tmp_path / "nn", database.config, workers=2, ca=served).start()
+    namenode = NamenodeServer(tmp_path / "nn", db.config, workers=2, ca=served).start()
     try:
         assert certificates_served(namenode.port) == {der(first)}
         kept = requests.Session()
@@ -111,10 +101,10 @@ def test_namenode_workers_serve_a_renewed_certificate_after_a_reload(database, c
         assert namenode.stop() == 0, namenode.log_tail()
 
 
-def test_metastore_workers_reload_their_own_certificate(database, cas, tmp_path):
+def test_metastore_workers_reload_their_own_certificate(db, cas, tmp_path):
     first, renewed = cas
     served = served_files(cas, tmp_path / "tls")
-    config = settings(database.config, FAKE_NAMENODE, workers=2, metrics=False, **served.server_settings(),
+    config = settings(db.config, FAKE_NAMENODE, workers=2, metrics=False, **served.server_settings(),
                       tls_ca_file=str(first.ca_file))
     metastore = MetastoreProcess(tmp_path / "metastore", config).start()
     try:
